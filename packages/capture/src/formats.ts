@@ -1,0 +1,96 @@
+import { stat } from 'node:fs/promises';
+import { TickwiseError } from '@tickwise/time';
+import type { Store } from '@tickwise/store';
+import { importIreeperfJsonl, type ImportOptions, type ImportResult } from './ireeperf-jsonl';
+import { openSource, type SourceFile } from './source-file';
+
+/** A capture reader: puts one source into the store. */
+export type Reader = (store: Store, src: SourceFile, opts: ImportOptions) => Promise<ImportResult>;
+
+/** A format tickwise can import, with its reader and a content sniffer. */
+export interface FormatSpec {
+  readonly description: string;
+  readonly read: Reader;
+  /** True when the first bytes (or the directory) look like this format. */
+  readonly sniff: (head: string, src: SourceFile, isDirectory: boolean) => boolean;
+}
+
+/**
+ * Every import format. Adding a format means adding an entry here; the CLI's
+ * `--format` choices and detection come from this registry.
+ */
+export const FORMATS: Record<string, FormatSpec> = {
+  'ireeperf-jsonl': {
+    description: "IREE's `iree-profile export --format=ireeperf-jsonl` stream (schema 15, and derived variants)",
+    read: importIreeperfJsonl,
+    sniff: (head) => /"record_type"\s*:/.test(head) && /ireeperf-jsonl|"schema_version"/.test(head),
+  },
+};
+
+/** Name of a registered format. */
+export type FormatName = keyof typeof FORMATS;
+
+/** Registers a reader (used by format modules that live in their own files). */
+export function registerFormat(name: string, spec: FormatSpec): void {
+  FORMATS[name] = spec;
+}
+
+async function readHead(src: SourceFile): Promise<string> {
+  if (src.compression !== 'none') {
+    const { createReadStream } = await import('node:fs');
+    const zlib = await import('node:zlib');
+    if (src.compression === 'gzip') {
+      const chunks: Buffer[] = [];
+      let n = 0;
+      const stream = createReadStream(src.path).pipe(zlib.createGunzip());
+      for await (const c of stream as AsyncIterable<Buffer>) {
+        chunks.push(c);
+        n += c.length;
+        if (n > 65536) break;
+      }
+      stream.destroy();
+      return Buffer.concat(chunks).subarray(0, 65536).toString('utf8');
+    }
+    return '';
+  }
+  const { open } = await import('node:fs/promises');
+  const fh = await open(src.path, 'r');
+  try {
+    const buf = Buffer.alloc(65536);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+    return buf.subarray(0, bytesRead).toString('utf8');
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Detects a source's format by content (file name only as a tie-breaker). */
+export async function detectFormat(src: SourceFile): Promise<string> {
+  const isDirectory = (await stat(src.path)).isDirectory();
+  const head = isDirectory ? '' : await readHead(src);
+  if (!isDirectory && head.length === 0 && src.compression === 'none') {
+    throw new TickwiseError('empty-input', 'the file is empty: no records to import', { file: src.displayPath });
+  }
+  for (const [name, spec] of Object.entries(FORMATS)) {
+    if (spec.sniff(head, src, isDirectory)) return name;
+  }
+  if (src.compression === 'zstd' && /\.jsonl(\.zst)?$/.test(src.displayPath)) return 'ireeperf-jsonl';
+  throw new TickwiseError(
+    'unknown-format',
+    `cannot tell the format of this input (known: ${Object.keys(FORMATS).join(', ')}); pass --format`,
+    { file: src.displayPath, line: 1 },
+  );
+}
+
+/** Imports one input (path or `-`) into the store, detecting its format. */
+export async function importInput(store: Store, input: string, opts: ImportOptions & { format?: string } = {}): Promise<ImportResult> {
+  const src = await openSource(input);
+  try {
+    const format = opts.format ?? (await detectFormat(src));
+    const spec = FORMATS[format];
+    if (!spec) throw new TickwiseError('unknown-format', `unknown format "${format}" (known: ${Object.keys(FORMATS).join(', ')})`);
+    return await spec.read(store, src, opts);
+  } finally {
+    await src.cleanup();
+  }
+}

@@ -1,0 +1,11 @@
+/**
+ * @tickwise/capture: getting captures into the store. One reader per input
+ * format (registered in `FORMATS`), format detection by content, stdin and
+ * compressed inputs, and opening a verb's inputs as a store.
+ */
+export * from './messages';
+export * from './source-file';
+export * from './jsonl-sanitize';
+export * from './ireeperf-jsonl';
+export * from './formats';
+export * from './open-inputs';

@@ -1,0 +1,497 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { QueryError, type DeviceKind, type Severity, type Store } from '@tickwise/store';
+import { FIT_DEN, TickwiseError, fitClock, mapFromFrequency, type ClockFit, type ClockSample } from '@tickwise/time';
+import { captureMessages } from './messages';
+import { sanitizeJsonl } from './jsonl-sanitize';
+import { sha256File, type SourceFile } from './source-file';
+
+/** ireeperf-jsonl schema versions this reader understands. */
+export const IREEPERF_SCHEMA_VERSIONS = [15] as const;
+
+/** Options shared by capture readers. */
+export interface ImportOptions {
+  /** A label for the capture (defaults to the file name). */
+  readonly label?: string;
+  /** Device kind to record when the source does not say (e.g. `npu`). */
+  readonly deviceKind?: DeviceKind;
+  /** A tick rate to assume for devices with no time base (recorded as an assumption). */
+  readonly assumeTickHz?: number;
+  /** Called with a phase name as the import proceeds (progress display). */
+  readonly onProgress?: (phase: string) => void;
+}
+
+/** What an import did. */
+export interface ImportResult {
+  readonly capture_id: number;
+  readonly format: string;
+  readonly records: number;
+  readonly dispatches: number;
+  readonly diagnostics: number;
+}
+
+/** A diagnostic collected during import. */
+export interface Diagnostic {
+  readonly severity: Severity;
+  readonly code: string;
+  readonly message: string;
+  readonly line?: number | undefined;
+}
+
+/**
+ * Columns read from every record. DuckDB parses the file once into a staging
+ * table with these columns; fields a record type lacks are NULL. Types are
+ * the widest the format allows (u64 as UBIGINT); `schema_version` is text so
+ * an unknown version is reported rather than failing a cast.
+ */
+const STAGE_COLUMNS: Record<string, string> = {
+  record_type: 'VARCHAR',
+  schema_version: 'VARCHAR',
+  format: 'VARCHAR',
+  event: 'VARCHAR',
+  session_status: 'VARCHAR',
+  physical_device_ordinal: 'UBIGINT',
+  queue_ordinal: 'UBIGINT',
+  timestamp_frequency_hz: 'DOUBLE',
+  device_class: 'VARCHAR',
+  kind: 'VARCHAR',
+  name: 'VARCHAR',
+  executable_id: 'UBIGINT',
+  function_ordinal: 'UBIGINT',
+  export_ordinal: 'UBIGINT',
+  command_buffer_id: 'UBIGINT',
+  command_index: 'UBIGINT',
+  op: 'VARCHAR',
+  key: 'VARCHAR',
+  workgroup_count: 'UBIGINT[]',
+  workgroup_size: 'UBIGINT[]',
+  binding_count: 'UBIGINT',
+  sample_id: 'UBIGINT',
+  device_tick: 'UBIGINT',
+  host_cpu_timestamp_ns: 'BIGINT',
+  host_time_domain: 'VARCHAR',
+  host_time_begin_ns: 'BIGINT',
+  host_time_end_ns: 'BIGINT',
+  event_id: 'UBIGINT',
+  submission_id: 'UBIGINT',
+  start_tick: 'UBIGINT',
+  end_tick: 'UBIGINT',
+  valid: 'BOOLEAN',
+  duration_ns: 'BIGINT',
+  host_time_ns: 'BIGINT',
+  ready_host_time_ns: 'BIGINT',
+  dependency_strategy: 'VARCHAR',
+  wait_count: 'UBIGINT',
+  signal_count: 'UBIGINT',
+  barrier_count: 'UBIGINT',
+  operation_count: 'UBIGINT',
+  start_host_time_ns: 'BIGINT',
+  end_host_time_ns: 'BIGINT',
+  tile_count: 'UBIGINT',
+  tile_duration_sum_ns: 'BIGINT',
+  event_type: 'VARCHAR',
+  allocation_id: 'UBIGINT',
+  pool_id: 'UBIGINT',
+  length: 'UBIGINT',
+  source_id: 'UBIGINT',
+  values: 'JSON',
+  message: 'VARCHAR',
+  severity: 'VARCHAR',
+  dropped_record_count: 'UBIGINT',
+};
+
+/** Record types that land in a table of their own; all others go to raw_records. */
+const TABLED = [
+  'schema', 'session', 'device', 'clock_correlation', 'dispatch_event', 'queue_event', 'queue_device_event',
+  'host_execution_event', 'command_region_event', 'memory_event', 'device_metric_sample',
+  'executable_function', 'executable_export',
+] as const;
+
+/** Record types IREE's schema 15 defines (others are reported as unknown). */
+const KNOWN = new Set<string>([
+  ...TABLED, 'queue', 'executable', 'executable_code_object', 'executable_code_object_load', 'command_buffer',
+  'command_operation', 'event_relationship', 'counter_set', 'counter', 'counter_sample', 'device_metric_source',
+  'device_metric_descriptor', 'executable_trace', 'diagnostic', 'chunk', 'dropped_records', 'truncated_chunk',
+]);
+
+const U32_NONE = '4294967295';
+
+function columnsSql(): string {
+  return '{' + Object.entries(STAGE_COLUMNS).map(([k, v]) => `'${k}': '${v}'`).join(', ') + '}';
+}
+
+function sqlString(s: string): string {
+  return `'${s.replaceAll("'", "''")}'`;
+}
+
+function readJsonSql(path: string, compression: string, columns: string): string {
+  const comp = compression === 'none' ? 'uncompressed' : compression;
+  return `read_json(${sqlString(path)}, format = 'newline_delimited', columns = ${columns}, compression = '${comp}', maximum_object_size = 67108864)`;
+}
+
+/** DuckDB reports the failing record as "line N" (records, not file lines). */
+function duckdbLine(message: string): number | undefined {
+  const m = /line (\d+)/.exec(message);
+  return m ? Number(m[1]) : undefined;
+}
+
+function cleanDuckdbMessage(message: string): string {
+  return message
+    .replace(/^query failed: /, '')
+    .replace(/Invalid Input Error: /, '')
+    .replace(/Conversion Error: /, '')
+    .replace(/ in file "[^"]*"/, '')
+    .replace(/,? in line \d+/, '')
+    .split('\n')[0]!
+    .trim();
+}
+
+/**
+ * Imports one ireeperf-jsonl stream into the store.
+ *
+ * ```
+ * file --DuckDB read_json (explicit columns, one pass)--> tw_stage
+ *   tw_stage.clock_correlation --fitClock (weighted LSQ)--> devices, tw_fit
+ *   tw_stage.dispatch_event x tw_fit --exact HUGEINT math--> dispatches (*_ns)
+ *   tw_stage.{queue,host,memory,metric}_* --> their tables
+ *   other record types --second scan, only if present--> raw_records
+ * ```
+ * Malformed input falls back to a line-exact sanitizing pass, then either
+ * imports with diagnostics or throws a TickwiseError naming file and line.
+ */
+export async function importIreeperfJsonl(store: Store, src: SourceFile, opts: ImportOptions = {}): Promise<ImportResult> {
+  const captureId = await store.nextCaptureId();
+  const diags: Diagnostic[] = [];
+  let readPath = src.path;
+  let compression: string = src.compression;
+  let tmpDir: string | undefined;
+  opts.onProgress?.('scanning');
+  // hash while DuckDB scans: its threads parse, this one hashes
+  const sha = sha256File(src.path);
+  sha.catch(() => undefined);
+  try {
+    await store.run('DROP TABLE IF EXISTS tw_stage');
+    try {
+      await store.run(`CREATE TEMP TABLE tw_stage AS SELECT row_number() OVER () AS line, * FROM ${readJsonSql(readPath, compression, columnsSql())}`);
+    } catch (first) {
+      if (!(first instanceof QueryError)) throw first;
+      opts.onProgress?.('repairing');
+      tmpDir = await mkdtemp(join(tmpdir(), 'tickwise-sanitize-'));
+      const clean = join(tmpDir, 'clean.jsonl');
+      const { issues } = await sanitizeJsonl(src.path, src.compression, clean, src.displayPath);
+      for (const i of issues) diags.push(i);
+      readPath = clean;
+      compression = 'none';
+      try {
+        await store.run(`CREATE TEMP TABLE tw_stage AS SELECT row_number() OVER () AS line, * FROM ${readJsonSql(readPath, compression, columnsSql())}`);
+      } catch (second) {
+        const msg = (second as Error).message;
+        throw new TickwiseError('bad-record', captureMessages.valueOutOfRange(cleanDuckdbMessage(msg)), {
+          file: src.displayPath,
+          line: duckdbLine(msg),
+          cause: second,
+        });
+      }
+    }
+    const records = Number(await store.scalar(`SELECT count(*) FROM tw_stage WHERE record_type IS NOT NULL`));
+    if (records === 0) throw new TickwiseError('empty-input', captureMessages.emptyFile(), { file: src.displayPath });
+    opts.onProgress?.('checking');
+    const schemaVersion = await checkSchema(store, src.displayPath);
+    opts.onProgress?.('fitting clocks');
+    const fits = await fitDevices(store, captureId, diags, opts);
+    opts.onProgress?.('loading tables');
+    await loadTables(store, captureId, fits);
+    await collectEventDiagnostics(store, diags);
+    await loadRaw(store, captureId, readPath, compression);
+    const sessionStatus = await sessionDiagnostics(store, diags);
+    const timeline = [...fits.values()].some((f) => f.source === 'device_tick_declared' || f.source === 'device_tick_assumed')
+      ? 'relative'
+      : [...fits.values()].some((f) => f.source === 'device_tick_none') ? 'ticks-only' : 'host_monotonic';
+    await store.run(
+      `INSERT INTO captures (capture_id, path, format, schema_version, sha256, size_bytes, imported_at, producer, label, timeline, session_status, record_count)
+       VALUES ($1, $2, 'ireeperf-jsonl', $3, $11, $4, $5, $6, $7, $8, $9, $10)`,
+      [captureId, src.displayPath, schemaVersion, src.sizeBytes, new Date().toISOString(), await producerOf(store), opts.label ?? baseName(src.displayPath), timeline, sessionStatus, records, await sha],
+    );
+    for (const d of diags) {
+      await store.run(`INSERT INTO diagnostics VALUES ($1, $2, $3, $4, $5, $6)`, [captureId, d.severity, d.code, d.message, src.displayPath, d.line ?? null]);
+    }
+    const dispatches = await store.count('dispatches', `WHERE capture_id = ${captureId}`);
+    return { capture_id: captureId, format: 'ireeperf-jsonl', records, dispatches, diagnostics: diags.length };
+  } finally {
+    await store.run('DROP TABLE IF EXISTS tw_stage').catch(() => undefined);
+    await store.run('DROP TABLE IF EXISTS tw_fit').catch(() => undefined);
+    if (tmpDir) await rm(tmpDir, { recursive: true, force: true });
+  }
+}
+
+function baseName(p: string): string {
+  return p.split('/').pop() ?? p;
+}
+
+async function producerOf(store: Store): Promise<string> {
+  const rows = await store.rows(`SELECT format FROM tw_stage WHERE record_type = 'schema' LIMIT 1`);
+  const f = rows[0]?.['format'];
+  return typeof f === 'string' ? `ireeperf-jsonl (${f})` : 'ireeperf-jsonl';
+}
+
+async function checkSchema(store: Store, file: string): Promise<number> {
+  const schema = await store.rows(`SELECT line, schema_version, format FROM tw_stage WHERE record_type = 'schema' ORDER BY line LIMIT 1`);
+  const first = schema[0];
+  if (!first) throw new TickwiseError('missing-schema', captureMessages.missingSchema(), { file, line: 1 });
+  if (first['format'] !== null && first['format'] !== 'ireeperf-jsonl') {
+    throw new TickwiseError('wrong-format', captureMessages.wrongFormat(String(first['format'])), { file, line: Number(first['line']) });
+  }
+  const declared = String(first['schema_version']);
+  if (!(IREEPERF_SCHEMA_VERSIONS as readonly number[]).includes(Number(declared))) {
+    throw new TickwiseError('unknown-schema-version', captureMessages.unknownSchemaVersion(declared, IREEPERF_SCHEMA_VERSIONS), {
+      file,
+      line: Number(first['line']),
+    });
+  }
+  const odd = await store.rows(
+    `SELECT line, schema_version FROM tw_stage WHERE record_type IS NOT NULL AND schema_version IS DISTINCT FROM $1 ORDER BY line LIMIT 1`,
+    [declared],
+  );
+  if (odd[0]) {
+    throw new TickwiseError('mixed-schema-version', captureMessages.mixedSchemaVersion(String(odd[0]['schema_version']), declared), {
+      file,
+      line: Number(odd[0]['line']),
+    });
+  }
+  return Number(declared);
+}
+
+/** How one device's ticks reach the host timeline. */
+interface DeviceTime {
+  readonly source: 'device_tick_fit' | 'device_tick_declared' | 'device_tick_assumed' | 'device_tick_none';
+  readonly fit: ClockFit | null;
+}
+
+async function fitDevices(store: Store, captureId: number, diags: Diagnostic[], opts: ImportOptions): Promise<Map<number, DeviceTime>> {
+  const devices = await store.rows(`
+    WITH ids AS (
+      SELECT physical_device_ordinal AS d FROM tw_stage
+      WHERE physical_device_ordinal IS NOT NULL AND physical_device_ordinal <> ${U32_NONE}
+        AND record_type IN ('device', 'dispatch_event', 'queue_device_event', 'clock_correlation', 'host_execution_event', 'queue_event')
+      GROUP BY 1)
+    SELECT ids.d AS device,
+      (SELECT max(timestamp_frequency_hz) FROM tw_stage s WHERE s.record_type = 'device' AND s.physical_device_ordinal = ids.d) AS hz,
+      (SELECT max(coalesce(kind, device_class)) FROM tw_stage s WHERE s.record_type = 'device' AND s.physical_device_ordinal = ids.d) AS kind,
+      (SELECT max(name) FROM tw_stage s WHERE s.record_type = 'device' AND s.physical_device_ordinal = ids.d) AS name,
+      (SELECT max(device_class) FROM tw_stage s WHERE s.record_type = 'device_metric_source' AND s.physical_device_ordinal = ids.d) AS metric_class,
+      (SELECT count(*) FROM tw_stage s WHERE s.record_type IN ('dispatch_event', 'queue_device_event') AND s.physical_device_ordinal = ids.d) AS tick_events,
+      (SELECT min(start_tick) FROM tw_stage s WHERE s.record_type IN ('dispatch_event', 'queue_device_event') AND s.physical_device_ordinal = ids.d) AS min_tick
+    FROM ids ORDER BY 1`);
+  const out = new Map<number, DeviceTime>();
+  for (const d of devices) {
+    const device = Number(d['device']);
+    const declared = d['hz'] === null ? null : Number(d['hz']);
+    const samplesRows = await store.rows(
+      `SELECT line, sample_id, device_tick, host_time_begin_ns, host_time_end_ns, host_cpu_timestamp_ns, host_time_domain
+       FROM tw_stage WHERE record_type = 'clock_correlation' AND physical_device_ordinal = $1 ORDER BY line`,
+      [device],
+    );
+    const usable = samplesRows.filter((r) => r['device_tick'] !== null && r['host_time_begin_ns'] !== null && r['host_time_end_ns'] !== null);
+    const samples: ClockSample[] = usable.map((r) => ({
+      device_tick: r['device_tick'] as bigint,
+      host_begin_ns: r['host_time_begin_ns'] as bigint,
+      host_end_ns: r['host_time_end_ns'] as bigint,
+    }));
+    const tickEvents = Number(d['tick_events']);
+    let time: DeviceTime;
+    const { fit, problems } = samples.length > 0 ? fitClock(samples) : { fit: null, problems: [] };
+    for (const p of problems) {
+      if (p.code === 'too-few-samples' && samples.length === 1) {
+        diags.push({ severity: 'warning', code: 'one-clock-sample', message: captureMessages.oneSample(device) });
+      } else if (p.code !== 'too-few-samples') {
+        const line = p.sample_index === undefined ? undefined : Number(usable[p.sample_index]?.['line']);
+        diags.push({ severity: 'error', code: p.code, message: `device ${device}: ${p.message}`, line });
+      }
+    }
+    const minTick = (d['min_tick'] as bigint | null) ?? 0n;
+    if (fit) time = { source: 'device_tick_fit', fit };
+    else if (declared !== null && declared > 0) {
+      time = { source: 'device_tick_declared', fit: mapFromFrequency(declared, minTick, 0n, 'declared') };
+      if (tickEvents > 0) diags.push({ severity: 'warning', code: 'declared-frequency-only', message: captureMessages.declaredOnly(device, declared) });
+    } else if (opts.assumeTickHz !== undefined) {
+      time = { source: 'device_tick_assumed', fit: mapFromFrequency(opts.assumeTickHz, minTick, 0n, 'assumed') };
+      await store.run(`INSERT INTO assumptions VALUES ($1, $2, 'tick_hz', $3, 'given with --tick-hz; ticks placed on a relative timeline starting at 0')`, [
+        captureId, device, String(opts.assumeTickHz),
+      ]);
+    } else {
+      time = { source: 'device_tick_none', fit: null };
+      if (tickEvents > 0) diags.push({ severity: 'error', code: 'no-time-base', message: captureMessages.noTimeBase(device) });
+    }
+    out.set(device, time);
+    const kind = normalizeKind(d['kind'] ?? d['metric_class'], opts.deviceKind, tickEvents > 0);
+    const f = time.fit;
+    const measured = time.source === 'device_tick_fit' ? f : null;
+    await store.run(
+      `INSERT INTO devices (capture_id, device, kind, name, tick_hz_declared, tick_hz_fitted, tick_hz_used, time_base, fit_method, fit_domain,
+        fit_residual_max_ns, fit_residual_rms_ns, fit_uncertainty_ns, fit_slope_uncertainty_ppm, fit_bracket_min_ns, fit_bracket_max_ns,
+        fit_base_tick, fit_base_ns, fit_ns_per_tick_num, clock_samples)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17::HUGEINT, $18::HUGEINT, $19::HUGEINT, $20)`,
+      [
+        captureId, device, kind, (d['name'] as string | null) ?? null, declared, measured?.tick_hz_fitted ?? null,
+        tickEvents > 0 && f ? f.tick_hz : null, tickEvents > 0 || samples.length > 0 ? time.source : 'host_monotonic',
+        f?.method ?? null, measured ? String(usable[0]?.['host_time_domain'] ?? 'iree_host_time_ns') : null,
+        measured?.residual_max_ns ?? null, measured?.residual_rms_ns ?? null, measured?.uncertainty_ns ?? null,
+        measured?.slope_uncertainty_ppm ?? null, measured?.bracket_min_ns ?? null, measured?.bracket_max_ns ?? null,
+        f ? f.base_tick.toString() : null, f ? f.base_ns.toString() : null, f ? f.ns_per_tick_num.toString() : null, samples.length,
+      ],
+    );
+    for (let i = 0; i < usable.length; i++) {
+      const r = usable[i]!;
+      await store.run(`INSERT INTO clock_samples VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, [
+        captureId, device, r['sample_id'], r['device_tick'], r['host_time_begin_ns'], r['host_time_end_ns'],
+        r['host_cpu_timestamp_ns'], r['host_time_domain'], measured ? measured.residuals_ns[i] ?? null : null, r['line'],
+      ]);
+    }
+  }
+  await store.run('DROP TABLE IF EXISTS tw_fit');
+  await store.run(`CREATE TEMP TABLE tw_fit (device UBIGINT, time_source VARCHAR, base_tick HUGEINT, base_ns HUGEINT, num HUGEINT)`);
+  for (const [device, t] of out) {
+    await store.run(`INSERT INTO tw_fit VALUES ($1, $2, $3::HUGEINT, $4::HUGEINT, $5::HUGEINT)`, [
+      device, t.source, t.fit ? t.fit.base_tick.toString() : null, t.fit ? t.fit.base_ns.toString() : null, t.fit ? t.fit.ns_per_tick_num.toString() : null,
+    ]);
+  }
+  return out;
+}
+
+function normalizeKind(raw: unknown, override: DeviceKind | undefined, hasTicks: boolean): DeviceKind {
+  if (override) return override;
+  const s = typeof raw === 'string' ? raw.toLowerCase() : '';
+  if (s.includes('npu') || s.includes('aie') || s.includes('xdna')) return 'npu';
+  if (s.includes('gpu')) return 'gpu';
+  if (s.includes('cpu')) return 'cpu';
+  return hasTicks ? 'gpu' : 'cpu';
+}
+
+/** SQL mapping a tick column to host ns through tw_fit `f`, exactly. */
+function tickNs(col: string): string {
+  const x = `((${col})::HUGEINT - f.base_tick) * f.num`;
+  const den = FIT_DEN.toString();
+  return `CAST(f.base_ns + CASE WHEN ${x} >= 0 THEN (${x} + ${den} // 2) // ${den} ELSE -((-(${x}) + ${den} // 2) // ${den}) END AS BIGINT)`;
+}
+
+const noneIfU32 = (c: string) => `NULLIF(${c}, ${U32_NONE})`;
+const noneIfZero = (c: string) => `NULLIF(${c}, 0)`;
+
+async function loadTables(store: Store, captureId: number, _fits: Map<number, DeviceTime>): Promise<void> {
+  await store.run(`INSERT INTO kernels_meta
+    SELECT ${captureId}, executable_id, coalesce(${noneIfU32('function_ordinal')}, ${noneIfU32('export_ordinal')}), name,
+      workgroup_size[1], workgroup_size[2], workgroup_size[3], binding_count
+    FROM tw_stage WHERE record_type IN ('executable_function', 'executable_export')`);
+  const kernelName = `coalesce(s.key, k.name, CASE WHEN s.executable_id IS NOT NULL THEN 'executable_' || s.executable_id || ':' || coalesce(${noneIfU32('s.function_ordinal')}::VARCHAR, '?') END, 'unknown')`;
+  const kjoin = `LEFT JOIN (SELECT DISTINCT ON (executable_id, function_ordinal) executable_id, function_ordinal, name FROM kernels_meta WHERE capture_id = ${captureId}) k
+      ON k.executable_id = s.executable_id AND k.function_ordinal = ${noneIfU32('s.function_ordinal')}`;
+  await store.run(`INSERT INTO dispatches
+    SELECT ${captureId}, s.physical_device_ordinal, ${noneIfU32('s.queue_ordinal')}, ${noneIfZero('s.submission_id')}, ${noneIfZero('s.command_buffer_id')},
+      ${noneIfU32('s.command_index')}, s.event_id, ${noneIfZero('s.executable_id')}, ${noneIfU32('s.function_ordinal')}, ${kernelName},
+      ${tickNs('s.start_tick')} AS start_ns, ${tickNs('s.end_tick')} AS end_ns, end_ns - start_ns,
+      s.start_tick, s.end_tick, s.duration_ns, f.time_source,
+      coalesce(s.valid, true) AND s.start_tick IS NOT NULL AND s.end_tick IS NOT NULL AND s.end_tick >= s.start_tick,
+      s.workgroup_count[1], s.workgroup_count[2], s.workgroup_count[3], NULL, s.line
+    FROM tw_stage s JOIN tw_fit f ON f.device = s.physical_device_ordinal ${kjoin}
+    WHERE s.record_type = 'dispatch_event' ORDER BY s.line`);
+  await store.run(`INSERT INTO dispatches
+    SELECT ${captureId}, s.physical_device_ordinal, ${noneIfU32('s.queue_ordinal')}, ${noneIfZero('s.submission_id')}, ${noneIfZero('s.command_buffer_id')},
+      ${noneIfU32('s.command_index')}, s.event_id, ${noneIfZero('s.executable_id')}, ${noneIfU32('s.function_ordinal')}, ${kernelName},
+      s.start_host_time_ns, s.end_host_time_ns, s.end_host_time_ns - s.start_host_time_ns, NULL, NULL, s.duration_ns, 'host_monotonic',
+      coalesce(s.valid, true) AND s.start_host_time_ns IS NOT NULL AND s.end_host_time_ns >= s.start_host_time_ns,
+      s.workgroup_count[1], s.workgroup_count[2], s.workgroup_count[3], NULL, s.line
+    FROM tw_stage s ${kjoin}
+    WHERE s.record_type = 'host_execution_event' AND s.op = 'dispatch' ORDER BY s.line`);
+  await store.run(`INSERT INTO submissions
+    SELECT ${captureId}, s.physical_device_ordinal, ${noneIfU32('s.queue_ordinal')}, ${noneIfZero('s.submission_id')}, ${noneIfZero('s.command_buffer_id')},
+      s.event_id, s.op, ${tickNs('s.start_tick')} AS start_ns, ${tickNs('s.end_tick')} AS end_ns, end_ns - start_ns, s.start_tick, s.end_tick,
+      f.time_source, coalesce(s.valid, true) AND s.end_tick >= s.start_tick, s.operation_count, s.line
+    FROM tw_stage s JOIN tw_fit f ON f.device = s.physical_device_ordinal
+    WHERE s.record_type = 'queue_device_event' ORDER BY s.line`);
+  await store.run(`INSERT INTO queue_events
+    SELECT ${captureId}, ${noneIfU32('physical_device_ordinal')}, ${noneIfU32('queue_ordinal')}, event_id, op, ${noneIfZero('submission_id')},
+      ${noneIfZero('command_buffer_id')}, host_time_ns, ready_host_time_ns, dependency_strategy, wait_count, signal_count, barrier_count,
+      operation_count, line
+    FROM tw_stage WHERE record_type = 'queue_event' ORDER BY line`);
+  await store.run(`INSERT INTO host_events
+    SELECT ${captureId}, ${noneIfU32('physical_device_ordinal')}, ${noneIfU32('queue_ordinal')},
+      CASE record_type WHEN 'host_execution_event' THEN 'host_execution' ELSE 'command_region' END, op, key, event_id,
+      ${noneIfZero('submission_id')}, ${noneIfZero('command_buffer_id')}, ${noneIfU32('command_index')}, NULL,
+      start_host_time_ns, end_host_time_ns, end_host_time_ns - start_host_time_ns, 'host_monotonic',
+      coalesce(valid, true) AND end_host_time_ns >= start_host_time_ns,
+      CASE WHEN tile_count IS NOT NULL THEN json_object('tile_count', tile_count, 'tile_duration_sum_ns', tile_duration_sum_ns, 'source_duration_ns', duration_ns) END,
+      line
+    FROM tw_stage WHERE record_type IN ('host_execution_event', 'command_region_event') ORDER BY line`);
+  await store.run(`INSERT INTO memory_events
+    SELECT ${captureId}, ${noneIfU32('physical_device_ordinal')}, ${noneIfU32('queue_ordinal')}, event_id, event_type, host_time_ns,
+      ${noneIfZero('allocation_id')}, ${noneIfZero('pool_id')}, ${noneIfZero('submission_id')}, length, line
+    FROM tw_stage WHERE record_type = 'memory_event' ORDER BY line`);
+  await store.run(`INSERT INTO metric_samples
+    SELECT ${captureId}, ${noneIfU32('s.physical_device_ordinal')}, s.source_id, TRY_CAST(v->>'metric_id' AS UBIGINT), v->>'name', v->>'unit',
+      v->>'semantic', s.host_time_begin_ns, s.host_time_end_ns, TRY_CAST(v->>'value' AS DOUBLE), s.line
+    FROM tw_stage s, unnest(CAST(s."values" AS JSON[])) AS u(v)
+    WHERE s.record_type = 'device_metric_sample' AND s."values" IS NOT NULL`);
+}
+
+async function collectEventDiagnostics(store: Store, diags: Diagnostic[]): Promise<void> {
+  const rows = await store.rows(`
+    SELECT record_type, count(*) FILTER (WHERE valid = false) AS invalid,
+      count(*) FILTER (WHERE end_tick < start_tick OR end_host_time_ns < start_host_time_ns) AS backwards,
+      min(line) FILTER (WHERE valid = false OR end_tick < start_tick OR end_host_time_ns < start_host_time_ns) AS first_line
+    FROM tw_stage WHERE record_type IN ('dispatch_event', 'queue_device_event', 'host_execution_event', 'command_region_event')
+    GROUP BY 1 ORDER BY 1`);
+  for (const r of rows) {
+    const invalid = Number(r['invalid']);
+    const backwards = Number(r['backwards']);
+    const line = r['first_line'] === null ? undefined : Number(r['first_line']);
+    if (invalid > 0) diags.push({ severity: 'warning', code: 'invalid-events', message: captureMessages.invalidEvents(String(r['record_type']), invalid), line });
+    if (backwards > 0) diags.push({ severity: 'warning', code: 'invalid-events', message: captureMessages.endBeforeStart(String(r['record_type']), backwards), line });
+  }
+  const producer = await store.rows(`SELECT line, severity, message, dropped_record_count, record_type FROM tw_stage
+    WHERE record_type IN ('diagnostic', 'dropped_records', 'truncated_chunk') OR dropped_record_count > 0 ORDER BY line`);
+  for (const r of producer) {
+    const line = Number(r['line']);
+    if (r['dropped_record_count'] !== null && (r['dropped_record_count'] as bigint) > 0n) {
+      diags.push({ severity: 'warning', code: 'dropped-records', message: captureMessages.droppedRecords(String(r['dropped_record_count'])), line });
+    } else {
+      const sev = String(r['severity'] ?? '').toLowerCase();
+      diags.push({
+        severity: sev.startsWith('err') ? 'error' : 'warning',
+        code: r['record_type'] === 'diagnostic' ? 'producer-diagnostic' : String(r['record_type']).replace('_', '-'),
+        message: captureMessages.producerDiagnostic(String(r['message'] ?? r['record_type'])),
+        line,
+      });
+    }
+  }
+  const unknown = await store.rows(`SELECT record_type, count(*) AS n, min(line) AS line FROM tw_stage
+    WHERE record_type IS NOT NULL GROUP BY 1 ORDER BY 1`);
+  for (const r of unknown) {
+    const t = String(r['record_type']);
+    if (!KNOWN.has(t)) diags.push({ severity: 'warning', code: 'unknown-record-type', message: captureMessages.unknownRecordType(t, Number(r['n'])), line: Number(r['line']) });
+  }
+}
+
+async function loadRaw(store: Store, captureId: number, path: string, compression: string): Promise<void> {
+  const tabled = TABLED.map((t) => `'${t}'`).join(', ');
+  const n = Number(await store.scalar(`SELECT count(*) FROM tw_stage WHERE record_type IS NOT NULL AND record_type NOT IN (${tabled})`));
+  if (n === 0) return;
+  // A second pass, only when such records exist: keep each one's whole JSON.
+  await store.run(`INSERT INTO raw_records (capture_id, record_type, line, json)
+    SELECT ${captureId}, (j->>'$.record_type'), line, j FROM (
+      SELECT row_number() OVER () AS line, json AS j FROM read_json_objects(${sqlString(path)}, format = 'newline_delimited',
+        compression = '${compression === 'none' ? 'uncompressed' : compression}', maximum_object_size = 67108864))
+    WHERE (j->>'$.record_type') IS NOT NULL AND (j->>'$.record_type') NOT IN (${tabled}) ORDER BY line`);
+}
+
+async function sessionDiagnostics(store: Store, diags: Diagnostic[]): Promise<string | null> {
+  const rows = await store.rows(`SELECT event, session_status, line FROM tw_stage WHERE record_type = 'session' ORDER BY line`);
+  const end = rows.find((r) => r['event'] === 'end');
+  if (!end) {
+    diags.push({ severity: 'warning', code: 'no-session-end', message: captureMessages.noSessionEnd() });
+    return null;
+  }
+  const status = String(end['session_status'] ?? 'unknown');
+  if (status !== 'OK') diags.push({ severity: 'warning', code: 'session-not-ok', message: captureMessages.sessionNotOk(status), line: Number(end['line']) });
+  return status;
+}

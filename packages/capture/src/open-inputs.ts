@@ -1,0 +1,35 @@
+import { Store } from '@tickwise/store';
+import { TickwiseError } from '@tickwise/time';
+import { importInput } from './formats';
+import type { ImportOptions, ImportResult } from './ireeperf-jsonl';
+
+/** True when a path names a tickwise store rather than a capture. */
+export function isStorePath(p: string): boolean {
+  return /\.(duckdb|db)$/i.test(p);
+}
+
+/**
+ * Opens what a verb was given: one `.duckdb` store (read-only), or capture
+ * files imported into an in-memory store on the fly.
+ */
+export async function openInputs(inputs: readonly string[], opts: ImportOptions & { format?: string } = {}): Promise<{ store: Store; imported: ImportResult[] }> {
+  if (inputs.length === 0) throw new TickwiseError('usage', 'no input given (a .duckdb store or capture files)');
+  const stores = inputs.filter(isStorePath);
+  if (stores.length > 0) {
+    if (inputs.length > 1) throw new TickwiseError('usage', 'give either one .duckdb store or capture files, not both');
+    try {
+      return { store: await Store.open(stores[0]!, { readOnly: true }), imported: [] };
+    } catch (e) {
+      throw new TickwiseError('unreadable-input', `cannot open store: ${(e as Error).message.split('\n')[0]}`, { file: stores[0], cause: e });
+    }
+  }
+  const store = await Store.open(':memory:');
+  const imported: ImportResult[] = [];
+  try {
+    for (const input of inputs) imported.push(await importInput(store, input, opts));
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
+  return { store, imported };
+}

@@ -1,0 +1,11 @@
+import type { CommandModule } from 'yargs';
+import { importCommand } from './import';
+import { infoCommand } from './info';
+import { sqlCommand } from './sql';
+
+/** Every verb of the CLI, in help order. */
+export const COMMANDS: CommandModule<object, never>[] = [
+  importCommand as CommandModule<object, never>,
+  infoCommand as CommandModule<object, never>,
+  sqlCommand as CommandModule<object, never>,
+];

@@ -1,0 +1,58 @@
+import type { Argv } from 'yargs';
+import { TickwiseError, parseDurationNs, parseFrequencyHz, type Ns } from '@tickwise/time';
+import { openInputs, type ImportOptions } from '@tickwise/capture';
+import type { DeviceKind, Store } from '@tickwise/store';
+
+/** Options every verb that reads captures accepts. */
+export interface InputArgs {
+  inputs: string[];
+  format?: string | undefined;
+  'tick-hz'?: string | undefined;
+  'device-kind'?: string | undefined;
+  json?: boolean | undefined;
+}
+
+/** Adds the positional inputs and the import options to a verb. */
+export function withInputs<T>(y: Argv<T>): Argv<T & InputArgs> {
+  return y
+    .positional('inputs', { type: 'string', array: true, describe: 'a .duckdb store, or capture files (imported in memory); - for stdin', demandOption: true })
+    .option('format', { type: 'string', describe: 'input format (default: detected from content)' })
+    .option('tick-hz', { type: 'string', describe: 'assume this tick rate (e.g. 100MHz) for devices with no time base; recorded as an assumption' })
+    .option('device-kind', { type: 'string', choices: ['gpu', 'npu', 'cpu'], describe: 'device kind when the source does not say' }) as unknown as Argv<T & InputArgs>;
+}
+
+/** Adds `--json`. */
+export function withJson<T>(y: Argv<T>): Argv<T & { json?: boolean }> {
+  return y.option('json', { type: 'boolean', default: false, describe: 'machine-readable JSON (field names carry units)' });
+}
+
+/** Import options from parsed arguments. */
+export function importOptions(args: InputArgs, onProgress?: (phase: string) => void): ImportOptions & { format?: string } {
+  const o: { format?: string; assumeTickHz?: number; deviceKind?: DeviceKind; onProgress?: (p: string) => void } = {};
+  if (args.format) o.format = args.format;
+  if (args['tick-hz']) o.assumeTickHz = parseFrequencyHz(args['tick-hz']);
+  if (args['device-kind']) o.deviceKind = args['device-kind'] as DeviceKind;
+  if (onProgress) o.onProgress = onProgress;
+  return o;
+}
+
+/** Opens a verb's inputs as a store; closes it after `work`. */
+export async function withStore<T>(args: InputArgs, work: (store: Store) => Promise<T>): Promise<T> {
+  const { store } = await openInputs(args.inputs, importOptions(args));
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
+}
+
+/** Parses a `--min-gap`-style option: a duration with a unit. */
+export function durationOption(text: string | undefined, name: string): Ns | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return parseDurationNs(String(text));
+  } catch (e) {
+    if (e instanceof TickwiseError) throw new TickwiseError(e.code, `--${name}: ${e.message}`);
+    throw e;
+  }
+}

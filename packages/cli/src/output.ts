@@ -1,0 +1,40 @@
+import { stringifyJson, toJsonSafe } from '@tickwise/store';
+
+/** Formats one value for a human table cell. */
+export function cell(v: unknown): string {
+  if (v === null || v === undefined) return '';
+  if (typeof v === 'number') return Number.isInteger(v) ? String(v) : Number(v.toPrecision(6)).toString();
+  if (typeof v === 'object') return JSON.stringify(toJsonSafe(v));
+  return String(v);
+}
+
+/** Renders rows as an aligned text table (numbers right-aligned). */
+export function formatTable(columns: readonly string[], rows: readonly Record<string, unknown>[]): string {
+  const cells = rows.map((r) => columns.map((c) => cell(r[c])));
+  const numeric = columns.map((c) => rows.length > 0 && rows.every((r) => r[c] === null || typeof r[c] === 'number' || typeof r[c] === 'bigint'));
+  const width = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i]!.length)));
+  const line = (vals: readonly string[]) =>
+    vals.map((v, i) => (numeric[i] ? v.padStart(width[i]!) : v.padEnd(width[i]!))).join('  ').trimEnd();
+  return [line(columns), width.map((w) => '-'.repeat(w)).join('  '), ...cells.map(line)].join('\n');
+}
+
+/** Renders rows as RFC 4180 CSV. */
+export function formatCsv(columns: readonly string[], rows: readonly Record<string, unknown>[]): string {
+  const esc = (s: string) => (/[",\n\r]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s);
+  return [columns.map(esc).join(','), ...rows.map((r) => columns.map((c) => esc(cell(r[c]))).join(','))].join('\n');
+}
+
+/** JSON text for machines (integers beyond 2^53 as strings). */
+export function formatJson(value: unknown): string {
+  return stringifyJson(value);
+}
+
+/** Writes a line to stdout. */
+export function out(text: string): void {
+  process.stdout.write(text.endsWith('\n') ? text : text + '\n');
+}
+
+/** Writes a line to stderr (logs, progress, warnings). */
+export function log(text: string): void {
+  process.stderr.write(text.endsWith('\n') ? text : text + '\n');
+}

@@ -1,0 +1,2 @@
+/** @tickwise/report: Vega-Lite specs, HTML/Markdown reports, Perfetto export, notebooks. */
+export {};
