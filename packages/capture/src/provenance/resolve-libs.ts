@@ -1,0 +1,596 @@
+/**
+ * Which file each shared library of an executable resolves to, the way
+ * glibc's dynamic loader (`elf/dl-load.c`, `elf/dl-deps.c`, glibc 2.36)
+ * picks it, without running it:
+ *
+ *   executable ──PT_INTERP──▶ interpreter (already loaded, matched by soname)
+ *        │
+ *        ▼ breadth-first over DT_NEEDED (LD_PRELOAD objects first)
+ *   name with '/' ─▶ that path ($ORIGIN etc. expanded)
+ *   name loaded already (by a requested name, its soname or its file) ─▶ reused
+ *   otherwise, first readable candidate of the right class/machine in:
+ *     1. DT_RPATH of the needing object, then of its loader, ... up to the
+ *        executable (only while the needing object has no DT_RUNPATH; an
+ *        object with DT_RUNPATH has no effective DT_RPATH)
+ *     2. LD_LIBRARY_PATH (':' or ';' separated)
+ *     3. DT_RUNPATH of the needing object only (not inherited)
+ *     4. /etc/ld.so.cache (unless DF_1_NODEFLIB keeps system dirs out)
+ *     5. the default dirs (unless DF_1_NODEFLIB)
+ *   Each directory of 1, 2, 3 and 5 is tried under its glibc-hwcaps
+ *   subdirectories (x86-64-v4, -v3, -v2) first, then as itself.
+ *
+ * `$ORIGIN` is the directory of the object whose path list it is in (for the
+ * executable: its realpath's directory; for a library: the directory of the
+ * path it was opened by, not canonicalized); `$LIB` and `$PLATFORM` come from
+ * options with defaults for the machine. What this does not model: legacy
+ * hwcap subdirectories (tls/, haswell/, ...; gone in glibc 2.37), secure
+ * (setuid) mode, dlopen() at run time, and audit modules.
+ */
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { basename, dirname, isAbsolute, resolve as resolvePath } from 'node:path';
+import { DF_1_NODEFLIB, readElf, type ElfInfo } from './elf';
+import { isProvenanceError } from './errors';
+import { fileFacts, type FileFacts } from './file-facts';
+import { cacheFlagsFor, readLdCache, readLdSoConf, type LdCache } from './ld-cache';
+import { provenanceMessages as msg } from './messages';
+
+/** How a library's file was found. */
+export const FoundHow = {
+  interpreter: 'the PT_INTERP dynamic loader itself',
+  path: 'the needed name contains a slash and is used as a path',
+  rpath: 'DT_RPATH of the needing object or one of its loaders',
+  ld_library_path: 'LD_LIBRARY_PATH',
+  runpath: 'DT_RUNPATH of the needing object',
+  cache: '/etc/ld.so.cache',
+  default: 'a default system directory',
+  ld_so_conf: '/etc/ld.so.conf (fallback when there is no cache; ld.so itself does not read it)',
+} as const;
+/** One of {@link FoundHow}'s keys. */
+export type FoundHow = keyof typeof FoundHow;
+/** True for a {@link FoundHow} key. */
+export function isFoundHow(x: unknown): x is FoundHow {
+  return typeof x === 'string' && Object.hasOwn(FoundHow, x);
+}
+
+/** A candidate file the loader would open and pass over. */
+export interface RejectedCandidate {
+  path: string;
+  reason: string;
+}
+
+/** One shared library in the resolution. */
+export interface ResolvedLibrary {
+  /** The name it was first needed by (DT_NEEDED string, LD_PRELOAD entry, or the interpreter's soname). */
+  name: string;
+  /** Who needed it: the paths of the objects whose DT_NEEDED named it (`LD_PRELOAD`, `PT_INTERP` for those). First is its loader. */
+  needed_by: string[];
+  /** The path the loader opens (as the loader spells it: `$ORIGIN/..` is not canonicalized); null when not found. */
+  path: string | null;
+  /** How it was found; null when not found. */
+  how: FoundHow | null;
+  /** The search directory it was found in (after `$ORIGIN` expansion); null for a path, the cache, the interpreter or not found. */
+  search_dir: string | null;
+  /** DT_SONAME of the file found. */
+  soname: string | null;
+  /** Breadth-first depth: 1 = needed by the executable. */
+  depth: number;
+  /** Files that exist at an earlier candidate path but were passed over (wrong class or machine). */
+  rejected: RejectedCandidate[];
+  /** A problem that would make the real loader abort here (invalid ELF header, ...); null when none. */
+  loader_error: string | null;
+  /** File facts of `path` (null when not found or when facts were not asked for). */
+  facts: FileFacts | null;
+}
+
+/** The whole answer for one executable. */
+export interface LibraryResolution {
+  /** The executable as given. */
+  executable: string;
+  /** Its ELF class, machine, interpreter and dynamic entries. */
+  elf: { class_bits: 32 | 64; machine_name: string; interpreter: string | null; rpath: string | null; runpath: string | null; needed: string[] };
+  /** File facts of the executable itself (null when facts were not asked for). */
+  facts: FileFacts | null;
+  /** The loader-relevant environment used. */
+  env: { LD_LIBRARY_PATH: string | null; LD_PRELOAD: string | null };
+  /** The libraries, in load order (interpreter first, then breadth-first). */
+  libraries: ResolvedLibrary[];
+  /** Things to know about this answer (no cache, assumptions made, ...). */
+  notes: string[];
+}
+
+/** Options of {@link resolveLibraries}. */
+export interface ResolveOptions {
+  /** The environment the program would run with; only LD_LIBRARY_PATH and LD_PRELOAD are read. Default: `process.env`. */
+  env?: Record<string, string | undefined>;
+  /** Marker strings to count in every file. */
+  markers?: readonly string[];
+  /** Compute file facts (sha256, markers: reads every file whole). Default true. */
+  facts?: boolean;
+  /** Working directory for relative paths. Default: `process.cwd()`. */
+  cwd?: string;
+  /** ld.so.cache to read; null for none. Default `/etc/ld.so.cache`. */
+  ld_so_cache?: string | null;
+  /** When there is no cache, search the dirs of this ld.so.conf (not what ld.so does; off by default). */
+  ld_so_conf_fallback?: string | null;
+  /** /etc/ld.so.preload-style file; null for none. Default `/etc/ld.so.preload`. */
+  ld_so_preload?: string | null;
+  /** The loader's default dirs. Default: by machine (Debian multiarch dirs when present). */
+  default_dirs?: readonly string[];
+  /** glibc-hwcaps subdirectory names in priority order. Default: x86-64 levels this CPU supports (x86-64 only). */
+  hwcaps_subdirs?: readonly string[];
+  /** Expansion of `$LIB`. Default: by machine. */
+  lib?: string;
+  /** Expansion of `$PLATFORM`. Default: by machine (`x86_64`, `aarch64`, ...; glibc 2.26-2.36 on x86-64 may say `haswell`). */
+  platform?: string;
+  /** How many files to hash at once. Default 4. */
+  concurrency?: number;
+}
+
+interface Loaded {
+  path: string;
+  elf: ElfInfo;
+  /** $ORIGIN for this object; null when unknown. */
+  origin: string | null;
+  loader: Loaded | null;
+  names: Set<string>;
+  fileKey: string | null;
+  row: ResolvedLibrary | null;
+}
+
+interface Machine {
+  class_bits: 32 | 64;
+  machine: number;
+  endian: 'little' | 'big';
+  flags: number;
+}
+
+type Verdict = { ok: true; elf: ElfInfo } | { ok: false; fatal: boolean; reason: string };
+
+/**
+ * Resolves the shared libraries of `executable` as glibc's ld.so would and
+ * returns each with the file it resolves to and that file's facts. Throws
+ * {@link ProvenanceError} when the executable itself is unreadable or not ELF.
+ */
+export async function resolveLibraries(executable: string, opts: ResolveOptions = {}): Promise<LibraryResolution> {
+  const cwd = opts.cwd ?? process.cwd();
+  const env = opts.env ?? process.env;
+  const notes: string[] = [];
+  const abs = (p: string) => (isAbsolute(p) ? p : resolvePath(cwd, p));
+
+  const exeElf = readElf(abs(executable));
+  if (exeElf.dynamic === null) notes.push(msg.notExecutable());
+  const target: Machine = { class_bits: exeElf.class_bits, machine: exeElf.machine, endian: exeElf.endian, flags: exeElf.flags };
+  const platform = opts.platform ?? defaultPlatform(target);
+  const lib = opts.lib ?? defaultLib(target);
+  const hwcaps = opts.hwcaps_subdirs ?? defaultHwcaps(target);
+  const defaultDirs = opts.default_dirs ?? defaultDirsFor(target);
+
+  let exeReal: string | null = null;
+  try {
+    exeReal = realpathSync(abs(executable));
+  } catch {
+    exeReal = null;
+  }
+  const main: Loaded = {
+    path: executable,
+    elf: exeElf,
+    origin: exeReal === null ? null : dirname(exeReal),
+    loader: null,
+    names: new Set([executable]),
+    fileKey: fileKey(abs(executable)),
+    row: null,
+  };
+
+  const cachePath = opts.ld_so_cache === undefined ? '/etc/ld.so.cache' : opts.ld_so_cache;
+  let cache: LdCache | null = null;
+  if (cachePath !== null) {
+    cache = readLdCache(cachePath);
+    if (cache === null) notes.push(`no ${cachePath}: ld.so searches only the default dirs after LD_LIBRARY_PATH/RUNPATH`);
+  }
+  const confDirs = cache === null && opts.ld_so_conf_fallback ? readLdSoConf(opts.ld_so_conf_fallback) : [];
+  const cacheFlags = cacheFlagsFor(target.machine, target.class_bits, target.flags);
+
+  // --- dynamic string tokens and search lists ---------------------------------------------------
+  const expandDst = (s: string, obj: Loaded): string | null => {
+    let dropped = false;
+    const out = s.replace(/\$(\{(ORIGIN|PLATFORM|LIB)\}|(ORIGIN|PLATFORM|LIB)(?![A-Za-z0-9_]))/g, (_m, _b, curly: string | undefined, bare: string | undefined) => {
+      const token = curly ?? bare;
+      if (token === 'ORIGIN') {
+        if (obj.origin === null) dropped = true;
+        return obj.origin ?? '';
+      }
+      return token === 'PLATFORM' ? platform : lib;
+    });
+    return dropped ? null : out;
+  };
+  /** Directories of a path list, each with a trailing '/', "" meaning the working directory, duplicates dropped. */
+  const searchList = (list: string, seps: RegExp, obj: Loaded): string[] => {
+    const dirs: string[] = [];
+    for (const part of list.split(seps)) {
+      let d = part;
+      if (d !== '') {
+        const x = expandDst(d, obj);
+        if (x === null || x === '') continue;
+        d = x.replace(/(.)\/+$/, '$1');
+        if (!d.endsWith('/')) d += '/';
+      }
+      if (!dirs.includes(d)) dirs.push(d);
+    }
+    return dirs;
+  };
+  const effectiveRpath = (o: Loaded) => (o.elf.dynamic?.runpath != null ? null : (o.elf.dynamic?.rpath ?? null));
+
+  // --- candidate verification (open_verify) ------------------------------------------------------
+  const verify = (path: string): Verdict | null => {
+    const p = abs(path);
+    let st;
+    try {
+      st = statSync(p);
+    } catch {
+      return null; // ENOENT and friends: the loader moves on
+    }
+    if (!st.isFile()) return null;
+    let elf: ElfInfo;
+    try {
+      elf = readElf(p);
+    } catch (e) {
+      if (isProvenanceError(e) && e.code === 'unreadable') return null;
+      return { ok: false, fatal: true, reason: isProvenanceError(e) && e.code === 'not-elf' ? 'invalid ELF header' : (e as Error).message };
+    }
+    if (elf.class_bits !== target.class_bits) return { ok: false, fatal: false, reason: `wrong ELF class: ELFCLASS${elf.class_bits}` };
+    if (elf.endian !== target.endian) return { ok: false, fatal: true, reason: `ELF file data encoding not ${target.endian}-endian` };
+    if (elf.osabi !== 0 && elf.osabi !== 3) return { ok: false, fatal: true, reason: `ELF file OS ABI invalid (${elf.osabi})` };
+    if (elf.machine !== target.machine) return { ok: false, fatal: false, reason: `wrong machine: ${elf.machine_name}` };
+    if (elf.type !== 'DYN' && elf.type !== 'EXEC') return { ok: false, fatal: true, reason: `only ET_DYN and ET_EXEC can be loaded (this is ${elf.type})` };
+    return { ok: true, elf };
+  };
+
+  // --- the loaded set ----------------------------------------------------------------------------
+  const loaded: Loaded[] = [main];
+  const rows: ResolvedLibrary[] = [];
+  const findLoaded = (name: string): Loaded | undefined => {
+    for (const l of loaded) if (l.names.has(name)) return l;
+    for (const l of loaded) if (l.elf.dynamic?.soname === name) return l;
+    return undefined;
+  };
+
+  if (exeElf.interpreter !== null) {
+    const interp = exeElf.interpreter;
+    const v = verify(interp);
+    const soname = v?.ok ? v.elf.dynamic?.soname ?? null : null;
+    const row: ResolvedLibrary = {
+      name: soname ?? basename(interp),
+      needed_by: ['PT_INTERP'],
+      path: v?.ok ? interp : null,
+      how: v?.ok ? 'interpreter' : null,
+      search_dir: null,
+      soname,
+      depth: 0,
+      rejected: [],
+      loader_error: v && !v.ok ? v.reason : null,
+      facts: null,
+    };
+    rows.push(row);
+    if (v?.ok) {
+      loaded.push({ path: interp, elf: v.elf, origin: dirname(abs(interp)), loader: null, names: new Set([interp]), fileKey: fileKey(abs(interp)), row });
+    } else if (v === null) {
+      notes.push(`the interpreter ${interp} does not exist on this machine`);
+    }
+  }
+
+  /** Tries one directory (hwcaps subdirs first). */
+  const tryDir = (dir: string, name: string, rejected: RejectedCandidate[]) => {
+    for (const sub of [...hwcaps.map((h) => `glibc-hwcaps/${h}/`), '']) {
+      const cand = dir + sub + name;
+      const v = verify(cand);
+      if (v === null) continue;
+      if (v.ok || v.fatal) return { cand, dir: dir + sub, v };
+      rejected.push({ path: cand, reason: v.reason });
+    }
+    return null;
+  };
+
+  const search = (name: string, loader: Loaded, rejected: RejectedCandidate[]) => {
+    type Hit = { cand: string; dir: string | null; v: Verdict; how: FoundHow };
+    const inDirs = (dirs: string[], how: FoundHow): Hit | null => {
+      for (const d of dirs) {
+        const r = tryDir(d, name, rejected);
+        if (r) return { ...r, how };
+      }
+      return null;
+    };
+    if (loader.elf.dynamic?.runpath == null) {
+      let didMain = false;
+      for (let l: Loaded | null = loader; l; l = l.loader) {
+        const rp = effectiveRpath(l);
+        if (rp === null) continue;
+        const hit = inDirs(searchList(rp, /:/, l), 'rpath');
+        if (hit) return hit;
+        if (l === main) didMain = true;
+      }
+      const mainRp = effectiveRpath(main);
+      if (!didMain && mainRp !== null) {
+        const hit = inDirs(searchList(mainRp, /:/, main), 'rpath');
+        if (hit) return hit;
+      }
+    }
+    const llp = env['LD_LIBRARY_PATH'];
+    if (llp !== undefined && llp !== '') {
+      const hit = inDirs(searchList(llp, /[:;]/, main), 'ld_library_path');
+      if (hit) return hit;
+    }
+    const runpath = loader.elf.dynamic?.runpath;
+    if (runpath != null) {
+      const hit = inDirs(searchList(runpath, /:/, loader), 'runpath');
+      if (hit) return hit;
+    }
+    const nodeflib = ((loader.elf.dynamic?.flags_1 ?? 0) & DF_1_NODEFLIB) !== 0;
+    if (cache !== null) {
+      const cached = cacheLookup(cache, name, cacheFlags, hwcaps);
+      if (cached !== null && !(nodeflib && defaultDirs.some((d) => cached.startsWith(d.endsWith('/') ? d : `${d}/`)))) {
+        const v = verify(cached);
+        if (v !== null && (v.ok || v.fatal)) return { cand: cached, dir: null, v, how: 'cache' as const };
+        if (v !== null) rejected.push({ path: cached, reason: v.reason });
+      }
+    } else if (confDirs.length > 0) {
+      const hit = inDirs(
+        confDirs.map((d) => (d.endsWith('/') ? d : `${d}/`)),
+        'ld_so_conf',
+      );
+      if (hit) return hit;
+    }
+    if (!nodeflib) {
+      const hit = inDirs(
+        defaultDirs.map((d) => (d.endsWith('/') ? d : `${d}/`)),
+        'default',
+      );
+      if (hit) return hit;
+    }
+    return null;
+  };
+
+  // --- breadth-first over DT_NEEDED (dl-deps.c) ------------------------------------------------------
+  const need = (name: string, loader: Loaded, neededBy: string, depth: number, queue: Loaded[]) => {
+    const already = findLoaded(name);
+    if (already) {
+      already.names.add(name);
+      if (already.row && !already.row.needed_by.includes(neededBy)) already.row.needed_by.push(neededBy);
+      return;
+    }
+    const rejected: RejectedCandidate[] = [];
+    let hit: { cand: string; dir: string | null; v: Verdict; how: FoundHow } | null;
+    if (name.includes('/')) {
+      const p = expandDst(name, loader);
+      const v = p === null ? null : verify(p);
+      hit = p !== null && v !== null ? { cand: p, dir: null, v, how: 'path' } : null;
+      if (v && !v.ok && !v.fatal) {
+        rejected.push({ path: p!, reason: v.reason });
+        hit = null;
+      }
+    } else {
+      hit = search(name, loader, rejected);
+    }
+    const row: ResolvedLibrary = {
+      name,
+      needed_by: [neededBy],
+      path: hit ? hit.cand : null,
+      how: hit ? hit.how : null,
+      search_dir: hit?.dir ? hit.dir.replace(/(.)\/$/, '$1') : null,
+      soname: hit?.v.ok ? hit.v.elf.dynamic?.soname ?? null : null,
+      depth,
+      rejected,
+      loader_error: hit && !hit.v.ok ? hit.v.reason : null,
+      facts: null,
+    };
+    if (hit?.v.ok) {
+      // The same file under another name is the same object (_dl_file_id_match_p).
+      const key = fileKey(abs(hit.cand));
+      const same = key === null ? undefined : loaded.find((l) => l.fileKey === key);
+      if (same) {
+        same.names.add(name);
+        if (same.row && !same.row.needed_by.includes(neededBy)) same.row.needed_by.push(neededBy);
+        return;
+      }
+      const obj: Loaded = {
+        path: hit.cand,
+        elf: hit.v.elf,
+        origin: dirname(abs(hit.cand)),
+        loader,
+        names: new Set([name, hit.cand]),
+        fileKey: key,
+        row,
+      };
+      loaded.push(obj);
+      queue.push(obj);
+    }
+    rows.push(row);
+  };
+
+  const queue: Loaded[] = [];
+  const preloads = [
+    ...splitPreload(env['LD_PRELOAD'] ?? ''),
+    ...(opts.ld_so_preload === null ? [] : readPreloadFile(opts.ld_so_preload ?? '/etc/ld.so.preload')),
+  ];
+  const depthOf = new Map<Loaded, number>([[main, 0]]);
+  for (const p of preloads) {
+    const before = queue.length;
+    need(p, main, 'LD_PRELOAD', 1, queue);
+    for (const o of queue.slice(before)) depthOf.set(o, 1);
+  }
+  const bfs: Loaded[] = [main, ...queue];
+  queue.length = 0;
+  for (let i = 0; i < bfs.length; i++) {
+    const obj = bfs[i]!;
+    const depth = (depthOf.get(obj) ?? 0) + 1;
+    for (const n of obj.elf.dynamic?.needed ?? []) {
+      const before = queue.length;
+      need(n, obj, obj.path, depth, queue);
+      for (const o of queue.slice(before)) {
+        depthOf.set(o, depth);
+        bfs.push(o);
+      }
+    }
+  }
+
+  // --- facts ----------------------------------------------------------------------------------------
+  let exeFacts: FileFacts | null = null;
+  if (opts.facts !== false) {
+    const markers = opts.markers ?? [];
+    const jobs: Array<() => Promise<void>> = [
+      async () => {
+        exeFacts = await fileFacts(abs(executable), markers, { elf: exeElf });
+        exeFacts.path = executable;
+      },
+    ];
+    for (const r of rows) {
+      if (r.path === null || r.loader_error !== null) continue;
+      const p = r.path;
+      jobs.push(async () => {
+        const f = await fileFacts(abs(p), markers);
+        f.path = p;
+        r.facts = f;
+      });
+    }
+    await runLimited(jobs, opts.concurrency ?? 4);
+  }
+
+  return {
+    executable,
+    elf: {
+      class_bits: exeElf.class_bits,
+      machine_name: exeElf.machine_name,
+      interpreter: exeElf.interpreter,
+      rpath: exeElf.dynamic?.rpath ?? null,
+      runpath: exeElf.dynamic?.runpath ?? null,
+      needed: exeElf.dynamic?.needed ?? [],
+    },
+    facts: exeFacts,
+    env: { LD_LIBRARY_PATH: env['LD_LIBRARY_PATH'] ?? null, LD_PRELOAD: env['LD_PRELOAD'] ?? null },
+    libraries: rows,
+    notes,
+  };
+}
+
+/**
+ * The cache's answer for `name` as `_dl_load_cache_lookup` gives it: the
+ * entry of the best-priority glibc-hwcaps subdirectory this machine supports,
+ * else the first plain entry with acceptable flags.
+ */
+export function cacheLookup(cache: LdCache, name: string, flags: number[] | null, hwcaps: readonly string[]): string | null {
+  let best: string | null = null;
+  let bestPrio = -1;
+  for (const e of cache.entries) {
+    if (e.name !== name) continue;
+    if (flags !== null && !flags.includes(e.flags)) continue;
+    if (e.hwcaps !== null) {
+      const idx = hwcaps.indexOf(e.hwcaps);
+      if (idx < 0) continue;
+      const prio = hwcaps.length - idx;
+      if (prio > bestPrio) {
+        bestPrio = prio;
+        best = e.path;
+      }
+    } else if (bestPrio < 0 && best === null && e.legacy_hwcap === 0n) {
+      best = e.path;
+    }
+  }
+  return best;
+}
+
+function splitPreload(s: string): string[] {
+  return s.split(/[ :]+/).filter((x) => x !== '');
+}
+
+function readPreloadFile(path: string): string[] {
+  try {
+    return readFileSync(path, 'utf8')
+      .split(/[ \t\n:]+/)
+      .filter((x) => x !== '');
+  } catch {
+    return [];
+  }
+}
+
+function fileKey(p: string): string | null {
+  try {
+    const st = statSync(p, { bigint: true });
+    return `${st.dev}:${st.ino}`;
+  } catch {
+    return null;
+  }
+}
+
+async function runLimited(jobs: Array<() => Promise<void>>, limit: number): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < jobs.length) {
+      const job = jobs[next++]!;
+      await job();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, jobs.length)) }, worker));
+}
+
+const TRIPLETS: Record<number, (m: Machine) => string | null> = {
+  62: (m) => (m.class_bits === 64 ? 'x86_64-linux-gnu' : 'x86_64-linux-gnux32'),
+  3: () => 'i386-linux-gnu',
+  183: () => 'aarch64-linux-gnu',
+  40: (m) => ((m.flags & 0x400) !== 0 ? 'arm-linux-gnueabihf' : 'arm-linux-gnueabi'),
+  21: (m) => (m.endian === 'little' ? 'powerpc64le-linux-gnu' : 'powerpc64-linux-gnu'),
+  22: (m) => (m.class_bits === 64 ? 's390x-linux-gnu' : null),
+  243: (m) => (m.class_bits === 64 ? 'riscv64-linux-gnu' : null),
+  258: () => 'loongarch64-linux-gnu',
+};
+
+/** Debian's multiarch triplet for the machine, or null. */
+export function multiarchTriplet(m: Machine): string | null {
+  return TRIPLETS[m.machine]?.(m) ?? null;
+}
+
+/** The default search dirs: the multiarch ones when this system has them (Debian, Ubuntu), else lib64 or lib. */
+export function defaultDirsFor(m: Machine): string[] {
+  const t = multiarchTriplet(m);
+  if (t !== null && (existsSync(`/lib/${t}`) || existsSync(`/usr/lib/${t}`))) return [`/lib/${t}`, `/usr/lib/${t}`, '/lib', '/usr/lib'];
+  if (m.class_bits === 64) return ['/lib64', '/usr/lib64'];
+  return ['/lib', '/usr/lib'];
+}
+
+function defaultLib(m: Machine): string {
+  const t = multiarchTriplet(m);
+  if (t !== null && (existsSync(`/lib/${t}`) || existsSync(`/usr/lib/${t}`))) return `lib/${t}`;
+  return m.class_bits === 64 ? 'lib64' : 'lib';
+}
+
+function defaultPlatform(m: Machine): string {
+  switch (m.machine) {
+    case 62:
+      return 'x86_64';
+    case 3:
+      return 'i686';
+    case 183:
+      return 'aarch64';
+    case 40:
+      return 'v7l';
+    default:
+      return multiarchTriplet(m)?.split('-')[0] ?? 'unknown';
+  }
+}
+
+/** x86-64 ISA levels this CPU supports (from /proc/cpuinfo), best first, as glibc-hwcaps names. */
+function defaultHwcaps(m: Machine): string[] {
+  if (m.machine !== 62 || m.class_bits !== 64 || process.arch !== 'x64') return [];
+  let flags: Set<string>;
+  try {
+    const info = readFileSync('/proc/cpuinfo', 'utf8');
+    const line = /^flags\s*:(.*)$/m.exec(info);
+    if (!line) return [];
+    flags = new Set(line[1]!.trim().split(/\s+/));
+  } catch {
+    return [];
+  }
+  const all = (xs: string[]) => xs.every((x) => flags.has(x));
+  const v2 = all(['cx16', 'lahf_lm', 'popcnt', 'pni', 'sse4_1', 'sse4_2', 'ssse3']);
+  const v3 = v2 && all(['avx', 'avx2', 'bmi1', 'bmi2', 'f16c', 'fma', 'abm', 'movbe', 'xsave']);
+  const v4 = v3 && all(['avx512f', 'avx512bw', 'avx512cd', 'avx512dq', 'avx512vl']);
+  return [...(v4 ? ['x86-64-v4'] : []), ...(v3 ? ['x86-64-v3'] : []), ...(v2 ? ['x86-64-v2'] : [])];
+}
