@@ -187,7 +187,7 @@ export async function importIreeperfJsonl(store: Store, src: SourceFile, opts: I
         await store.run(`CREATE TEMP TABLE tw_stage AS SELECT row_number() OVER () AS line, * FROM ${readJsonSql(readPath, compression, columnsSql())}`);
       } catch (second) {
         const msg = (second as Error).message;
-        throw new TickwiseError('bad-record', captureMessages.valueOutOfRange(cleanDuckdbMessage(msg)), {
+        throw new TickwiseError('bad-record', captureMessages.badValue(cleanDuckdbMessage(msg)), {
           file: src.displayPath,
           line: duckdbLine(msg),
           cause: second,
@@ -300,7 +300,10 @@ async function fitDevices(store: Store, captureId: number, diags: Diagnostic[], 
     }));
     const tickEvents = Number(d['tick_events']);
     let time: DeviceTime;
-    const { fit, problems } = samples.length > 0 ? fitClock(samples) : { fit: null, problems: [] };
+    const fitted = samples.length > 0 ? fitClock(samples) : { fit: null, problems: [] };
+    const problems = fitted.problems;
+    // samples that go backwards make any line through them meaningless: refuse the fit
+    const fit = problems.some((p) => p.code === 'non-monotonic-clock-samples' || p.code === 'inverted-bracket') ? null : fitted.fit;
     for (const p of problems) {
       if (p.code === 'too-few-samples' && samples.length === 1) {
         diags.push({ severity: 'warning', code: 'one-clock-sample', message: captureMessages.oneSample(device) });

@@ -7,7 +7,7 @@ export const captureMessages = {
   unknownSchemaVersion: (v: string, known: readonly number[]) =>
     `unknown ireeperf-jsonl schema_version ${v} (tickwise reads ${known.join(', ')}); refusing to guess field meanings`,
   mixedSchemaVersion: (v: string, first: string) => `record has schema_version ${v} but the stream declared ${first}`,
-  valueOutOfRange: (detail: string) => `value out of range: ${detail}`,
+  badValue: (detail: string) => `a field cannot be read as its type (out of range, wrong type, or negative where unsigned): ${detail}`,
   truncatedLastLine: () => 'the last line is cut off (the writer stopped mid-record); it was dropped',
   nonFinite: (token: string) => `bare ${token} is not JSON; read as null`,
   invalidUtf8: () => 'invalid UTF-8 bytes; replaced with U+FFFD',

@@ -21,6 +21,9 @@ export interface SourceFile {
   cleanup(): Promise<void>;
 }
 
+/** How the CLI passes `-` (stdin) through its argument parser. */
+export const STDIN_ARG = '/dev/stdin';
+
 /** Reads the first bytes of a file to tell its compression. */
 export async function detectCompression(path: string): Promise<Compression> {
   const fh = await open(path, 'r');
@@ -39,10 +42,12 @@ export async function detectCompression(path: string): Promise<Compression> {
  * Opens an input: a path, or `-` for stdin (copied to a temporary file so it
  * can be scanned more than once).
  */
-export async function openSource(displayPath: string): Promise<SourceFile> {
+export async function openSource(displayPathIn: string): Promise<SourceFile> {
+  let displayPath = displayPathIn;
   let path = displayPath;
   let tmp: string | undefined;
-  if (displayPath === '-') {
+  if (displayPath === '-' || displayPath === STDIN_ARG) {
+    displayPath = '<stdin>';
     tmp = await mkdtemp(join(tmpdir(), 'tickwise-stdin-'));
     path = join(tmp, 'stdin');
     await pipeline(process.stdin, createWriteStream(path));

@@ -3,6 +3,7 @@ import { hideBin } from 'yargs/helpers';
 import { QueryError } from '@tickwise/store';
 import { isTickwiseError } from '@tickwise/time';
 import { COMMANDS } from './commands/index';
+import { STDIN_ARG } from '@tickwise/capture';
 
 /**
  * The tickwise CLI entry: parse, dispatch to a verb, map errors to exit codes
@@ -10,7 +11,8 @@ import { COMMANDS } from './commands/index';
  * stack trace for bad input; an unexpected error says it is a bug.
  */
 export async function main(argv: string[]): Promise<number> {
-  let cli = yargs(argv)
+  // yargs drops a bare '-': pass stdin through as a name it keeps
+  let cli = yargs(argv.map((a) => (a === '-' ? STDIN_ARG : a)))
     .scriptName('tickwise')
     .usage('$0 <verb> [inputs] [options]\n\nDispatch-timeline analysis for iGPU + NPU edge chips.')
     .strict()

@@ -31,7 +31,7 @@ export const importCommand: CommandModule<object, Args> = {
     const results = await withAtomicStore(args.db, async (store) => {
       const done = [];
       for (const input of args.inputs) {
-        const size = input === '-' ? 0 : await stat(input).then((s) => s.size, () => 0);
+        const size = input === '-' || input === '/dev/stdin' ? 0 : await stat(input).then((s) => s.size, () => 0);
         const bar = importProgress(`import ${input}`, size);
         bar.watch(store);
         try {

@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import { FIT_DEN, fitClock, fitFirstLast, nsToUsDecimal, decimalToNs, tickSpanToNs, tickToNs, type ClockSample } from '../src/index';
+
+/** Deterministic PRNG (mulberry32) so the tests are repeatable. */
+function rng(seed: number) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * Samples of a device clock at `hz` (with `ppm` drift against the host) read
+ * between two host clock reads of random width; a few brackets are very wide.
+ */
+function makeSamples(opts: { hz: number; ppm: number; offsetNs: bigint; n: number; everyNs: number; seed: number }) {
+  const r = rng(opts.seed);
+  const trueHz = opts.hz * (1 + opts.ppm / 1e6);
+  const out: ClockSample[] = [];
+  for (let i = 0; i < opts.n; i++) {
+    const hostNs = opts.offsetNs + BigInt(Math.round(i * opts.everyNs + r() * 1000));
+    const width = r() < 0.1 ? 20_000 + Math.round(r() * 50_000) : 200 + Math.round(r() * 800);
+    const before = Math.round(r() * width);
+    // the device value is taken at hostNs; the host reads bracket it
+    const tick = BigInt(Math.round((Number(hostNs - opts.offsetNs) * trueHz) / 1e9)) + 5_000_000n;
+    out.push({ device_tick: tick, host_begin_ns: hostNs - BigInt(before), host_end_ns: hostNs - BigInt(before) + BigInt(width) });
+  }
+  return { samples: out, trueHz };
+}
+
+describe('fitClock', () => {
+  it('recovers a 100 MHz clock with 50 ppm drift within 0.1 ppm', () => {
+    const { samples, trueHz } = makeSamples({ hz: 100e6, ppm: 50, offsetNs: 1_000_000_000_000n, n: 300, everyNs: 100e6, seed: 7 });
+    const { fit, problems } = fitClock(samples);
+    expect(problems).toEqual([]);
+    expect(fit).not.toBeNull();
+    expect(Math.abs((fit!.tick_hz_fitted - trueHz) / trueHz) * 1e6).toBeLessThan(0.1);
+    // narrow brackets dominate: the residual of a typical sample is sub-microsecond
+    expect(fit!.residual_rms_ns).toBeLessThan(10_000);
+    expect(fit!.uncertainty_ns).toBeGreaterThan(0);
+  });
+
+  it('weights narrow brackets: one wild wide sample barely moves the fit', () => {
+    const { samples, trueHz } = makeSamples({ hz: 100e6, ppm: 0, offsetNs: 5_000_000n, n: 50, everyNs: 100e6, seed: 3 });
+    const last = samples[samples.length - 1]!;
+    // a sample whose bracket is 2 ms wide and centred 900 us late
+    samples[samples.length - 1] = { ...last, host_begin_ns: last.host_begin_ns + 0n, host_end_ns: last.host_begin_ns + 2_000_000n };
+    const { fit } = fitClock(samples);
+    const naive = fitFirstLast(samples)!;
+    const errFit = Math.abs(fit!.tick_hz_fitted - trueHz) / trueHz;
+    const errNaive = Math.abs(naive.tick_hz - trueHz) / trueHz;
+    expect(errFit).toBeLessThan(errNaive / 10);
+  });
+
+  it('flags non-monotonic and too few samples', () => {
+    const a = { device_tick: 100n, host_begin_ns: 1000n, host_end_ns: 1010n };
+    const b = { device_tick: 90n, host_begin_ns: 2000n, host_end_ns: 2010n };
+    expect(fitClock([a, b]).problems.map((p) => p.code)).toContain('non-monotonic-clock-samples');
+    expect(fitClock([a]).fit).toBeNull();
+    expect(fitClock([a]).problems.map((p) => p.code)).toContain('too-few-samples');
+  });
+
+  it('reproduces the IREE fixture: ticks 100 and 200 at host 905 and 1905 give 10 ns per tick', () => {
+    const { fit } = fitClock([
+      { device_tick: 100n, host_begin_ns: 900n, host_end_ns: 910n },
+      { device_tick: 200n, host_begin_ns: 1900n, host_end_ns: 1910n },
+    ]);
+    expect(fit!.tick_hz_fitted).toBeCloseTo(100e6, 3);
+    expect(tickToNs(fit!, 120n)).toBe(1105n);
+    expect(tickToNs(fit!, 160n)).toBe(1505n);
+  });
+});
+
+describe('exact integer mapping', () => {
+  it('has no float drift at 1e15 ticks', () => {
+    // 10 ns per tick exactly, anchored at tick 0 = host 0
+    const map = { base_tick: 0n, base_ns: 0n, ns_per_tick_num: 10n * FIT_DEN, tick_hz: 100e6 };
+    expect(tickToNs(map, 10n ** 15n + 1n)).toBe(10n ** 16n + 10n);
+    // 1/3 ns per tick: exact rational rounding, symmetric for negative offsets
+    const third = { base_tick: 0n, base_ns: 0n, ns_per_tick_num: FIT_DEN / 3n, tick_hz: 3e9 };
+    expect(tickToNs(third, 3n * 10n ** 15n)).toBe(10n ** 15n - 1n); // FIT_DEN/3 truncates by 1/3e-15
+    expect(tickToNs(third, -3n)).toBe(-1n);
+    expect(tickSpanToNs(map, 7n)).toBe(70n);
+  });
+
+  it('converts decimal microseconds exactly', () => {
+    // 1 700 000 000 123.4567 us = 1 700 000 000 123 456.7 ns, rounded to the nearest ns; as a double it would be 1700000000123456.8
+    expect(decimalToNs('1700000000123.4567', 1000n)).toBe(1_700_000_000_123_457n);
+    expect(decimalToNs('1700000000123.4564', 1000n)).toBe(1_700_000_000_123_456n);
+    expect(decimalToNs('0.0005', 1000n)).toBe(1n);
+    expect(decimalToNs('-0.0005', 1000n)).toBe(-1n);
+    expect(decimalToNs('1.5e3', 1000n)).toBe(1_500_000n);
+    expect(decimalToNs('abc', 1000n)).toBeNull();
+    expect(nsToUsDecimal(1_234_567n)).toBe('1234.567');
+    expect(nsToUsDecimal(1_000n)).toBe('1');
+    expect(nsToUsDecimal(-1_500n)).toBe('-1.5');
+  });
+});
