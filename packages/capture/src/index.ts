@@ -9,3 +9,4 @@ export * from './jsonl-sanitize';
 export * from './ireeperf-jsonl';
 export * from './formats';
 export * from './open-inputs';
+export * from './llama-bench';
