@@ -45,6 +45,8 @@ export interface Pin {
 /** A file as observed now: a name, where it resolved (null: not found), and its facts. */
 export interface ObservedFile {
   name: string;
+  /** Other names it answers to (DT_NEEDED strings, its soname); a pinned name matches any of them. */
+  names?: readonly string[];
   path: string | null;
   facts: FileFacts | null;
 }
@@ -87,7 +89,7 @@ export interface PinDifference {
 export function observedFiles(res: LibraryResolution): ObservedFile[] {
   return [
     { name: basename(res.executable), path: res.executable, facts: res.facts },
-    ...res.libraries.map((l) => ({ name: l.name, path: l.loader_error === null ? l.path : null, facts: l.facts })),
+    ...res.libraries.map((l) => ({ name: l.name, names: l.names, path: l.loader_error === null ? l.path : null, facts: l.facts })),
   ];
 }
 
@@ -123,7 +125,7 @@ export function makePin(from: LibraryResolution | readonly ObservedFile[]): Pin 
 export function comparePin(pin: Pin, observed: LibraryResolution | readonly ObservedFile[]): PinDifference[] {
   const now = Array.isArray(observed) ? (observed as readonly ObservedFile[]) : observedFiles(observed as LibraryResolution);
   const byName = new Map<string, ObservedFile>();
-  for (const o of now) if (!byName.has(o.name)) byName.set(o.name, o);
+  for (const o of now) for (const n of [o.name, ...(o.names ?? [])]) if (!byName.has(n)) byName.set(n, o);
   const out: PinDifference[] = [];
   const base = (p: PinFile, o: ObservedFile | undefined) => ({ name: p.name, expected_path: p.path, observed_path: o?.path ?? null });
   for (const p of pin.files) {
@@ -160,7 +162,7 @@ export function comparePin(pin: Pin, observed: LibraryResolution | readonly Obse
   const pinned = new Set(pin.files.map((p) => p.name));
   for (const u of pin.unresolved ?? []) pinned.add(u);
   for (const o of now) {
-    if (pinned.has(o.name) || o.path === null) continue;
+    if (o.path === null || [o.name, ...(o.names ?? [])].some((n) => pinned.has(n))) continue;
     out.push({ code: 'unpinned', name: o.name, expected_path: null, observed_path: o.path, field: null, marker: null, expected: null, observed: o.path, message: `${o.name}: loaded from ${o.path} but not in the pin` });
   }
   return out;

@@ -62,6 +62,8 @@ export interface RejectedCandidate {
 export interface ResolvedLibrary {
   /** The name it was first needed by (DT_NEEDED string, LD_PRELOAD entry, or the interpreter's soname). */
   name: string;
+  /** Every name it was asked for by (DT_NEEDED strings, LD_PRELOAD entries), then its DT_SONAME when that is another; `name` is the first. */
+  names: string[];
   /** Who needed it: the paths of the objects whose DT_NEEDED named it (`LD_PRELOAD`, `PT_INTERP` for those). First is its loader. */
   needed_by: string[];
   /** The path the loader opens (as the loader spells it: `$ORIGIN/..` is not canonicalized); null when not found. */
@@ -260,6 +262,7 @@ export async function resolveLibraries(executable: string, opts: ResolveOptions 
     const soname = v?.ok ? v.elf.dynamic?.soname ?? null : null;
     const row: ResolvedLibrary = {
       name: soname ?? basename(interp),
+      names: soname === null ? [basename(interp)] : [soname],
       needed_by: ['PT_INTERP'],
       path: v?.ok ? interp : null,
       how: v?.ok ? 'interpreter' : null,
@@ -351,10 +354,15 @@ export async function resolveLibraries(executable: string, opts: ResolveOptions 
 
   // --- breadth-first over DT_NEEDED (dl-deps.c) ------------------------------------------------------
   const need = (name: string, loader: Loaded, neededBy: string, depth: number, queue: Loaded[]) => {
+    const reuse = (obj: Loaded) => {
+      obj.names.add(name);
+      if (!obj.row) return;
+      if (!obj.row.names.includes(name)) obj.row.names.push(name);
+      if (!obj.row.needed_by.includes(neededBy)) obj.row.needed_by.push(neededBy);
+    };
     const already = findLoaded(name);
     if (already) {
-      already.names.add(name);
-      if (already.row && !already.row.needed_by.includes(neededBy)) already.row.needed_by.push(neededBy);
+      reuse(already);
       return;
     }
     const rejected: RejectedCandidate[] = [];
@@ -372,6 +380,7 @@ export async function resolveLibraries(executable: string, opts: ResolveOptions 
     }
     const row: ResolvedLibrary = {
       name,
+      names: [name],
       needed_by: [neededBy],
       path: hit ? hit.cand : null,
       how: hit ? hit.how : null,
@@ -387,8 +396,7 @@ export async function resolveLibraries(executable: string, opts: ResolveOptions 
       const key = fileKey(abs(hit.cand));
       const same = key === null ? undefined : loaded.find((l) => l.fileKey === key);
       if (same) {
-        same.names.add(name);
-        if (same.row && !same.row.needed_by.includes(neededBy)) same.row.needed_by.push(neededBy);
+        reuse(same);
         return;
       }
       const obj: Loaded = {
@@ -431,6 +439,8 @@ export async function resolveLibraries(executable: string, opts: ResolveOptions 
       }
     }
   }
+
+  for (const r of rows) if (r.soname !== null && !r.names.includes(r.soname)) r.names.push(r.soname);
 
   // --- facts ----------------------------------------------------------------------------------------
   let exeFacts: FileFacts | null = null;
