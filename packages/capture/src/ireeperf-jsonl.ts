@@ -130,6 +130,39 @@ function readJsonSql(path: string, compression: string, columns: string): string
   return `read_json(${sqlString(path)}, format = 'newline_delimited', columns = ${columns}, compression = '${comp}', maximum_object_size = 67108864)`;
 }
 
+async function dropStage(store: Store): Promise<void> {
+  await store.run('DROP VIEW IF EXISTS tw_stage');
+  await store.run('DROP TABLE IF EXISTS tw_stage_rows');
+}
+
+/**
+ * One parallel scan of the file into a staging table. DuckDB keeps insertion
+ * order, so `rowid + 1` is the record number: no window function (which
+ * would serialize the scan). Records are counted without blank lines; the
+ * sanitizing fallback writes blank lines as `{}` so numbers stay line numbers.
+ */
+async function stageScan(store: Store, path: string, compression: string): Promise<void> {
+  await store.run(`CREATE TEMP TABLE tw_stage_rows AS SELECT * FROM ${readJsonSql(path, compression, columnsSql())}`);
+  await store.run(`CREATE TEMP VIEW tw_stage AS SELECT rowid + 1 AS line, * FROM tw_stage_rows`);
+}
+
+/** Finds which field of a record holds the value DuckDB could not cast (for the message). */
+async function fieldOfBadValue(path: string, line: number, message: string): Promise<string | undefined> {
+  const token = /numerical: (\S+)/.exec(message)?.[1] ?? /value "?([^"\s]+)"?/.exec(message)?.[1];
+  if (token === undefined) return undefined;
+  const { createReadStream } = await import('node:fs');
+  const { createInterface } = await import('node:readline');
+  const rl = createInterface({ input: createReadStream(path), crlfDelay: Infinity });
+  let n = 0;
+  for await (const text of rl) {
+    if (++n < line) continue;
+    rl.close();
+    const m = new RegExp(`"([^"]+)"\\s*:\\s*"?${token.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"?\\s*[,}]`).exec(text);
+    return m?.[1];
+  }
+  return undefined;
+}
+
 /** DuckDB reports the failing record as "line N" (records, not file lines). */
 function duckdbLine(message: string): number | undefined {
   const m = /line (\d+)/.exec(message);
@@ -171,9 +204,9 @@ export async function importIreeperfJsonl(store: Store, src: SourceFile, opts: I
   const sha = sha256File(src.path);
   sha.catch(() => undefined);
   try {
-    await store.run('DROP TABLE IF EXISTS tw_stage');
+    await dropStage(store);
     try {
-      await store.run(`CREATE TEMP TABLE tw_stage AS SELECT row_number() OVER () AS line, * FROM ${readJsonSql(readPath, compression, columnsSql())}`);
+      await stageScan(store, readPath, compression);
     } catch (first) {
       if (!(first instanceof QueryError)) throw first;
       opts.onProgress?.('repairing');
@@ -184,12 +217,14 @@ export async function importIreeperfJsonl(store: Store, src: SourceFile, opts: I
       readPath = clean;
       compression = 'none';
       try {
-        await store.run(`CREATE TEMP TABLE tw_stage AS SELECT row_number() OVER () AS line, * FROM ${readJsonSql(readPath, compression, columnsSql())}`);
+        await stageScan(store, readPath, compression);
       } catch (second) {
         const msg = (second as Error).message;
-        throw new TickwiseError('bad-record', captureMessages.badValue(cleanDuckdbMessage(msg)), {
+        const line = duckdbLine(msg);
+        const field = line === undefined ? undefined : await fieldOfBadValue(readPath, line, msg);
+        throw new TickwiseError('bad-record', captureMessages.badValue((field ? `field "${field}": ` : '') + cleanDuckdbMessage(msg)), {
           file: src.displayPath,
-          line: duckdbLine(msg),
+          line,
           cause: second,
         });
       }
@@ -219,7 +254,7 @@ export async function importIreeperfJsonl(store: Store, src: SourceFile, opts: I
     const dispatches = await store.count('dispatches', `WHERE capture_id = ${captureId}`);
     return { capture_id: captureId, format: 'ireeperf-jsonl', records, dispatches, diagnostics: diags.length };
   } finally {
-    await store.run('DROP TABLE IF EXISTS tw_stage').catch(() => undefined);
+    await dropStage(store).catch(() => undefined);
     await store.run('DROP TABLE IF EXISTS tw_fit').catch(() => undefined);
     if (tmpDir) await rm(tmpDir, { recursive: true, force: true });
   }
@@ -397,7 +432,7 @@ async function loadTables(store: Store, captureId: number, _fits: Map<number, De
       coalesce(s.valid, true) AND s.start_tick IS NOT NULL AND s.end_tick IS NOT NULL AND s.end_tick >= s.start_tick,
       s.workgroup_count[1], s.workgroup_count[2], s.workgroup_count[3], NULL, s.line
     FROM tw_stage s JOIN tw_fit f ON f.device = s.physical_device_ordinal ${kjoin}
-    WHERE s.record_type = 'dispatch_event' ORDER BY s.line`);
+    WHERE s.record_type = 'dispatch_event'`);
   await store.run(`INSERT INTO dispatches
     SELECT ${captureId}, s.physical_device_ordinal, ${noneIfU32('s.queue_ordinal')}, ${noneIfZero('s.submission_id')}, ${noneIfZero('s.command_buffer_id')},
       ${noneIfU32('s.command_index')}, s.event_id, ${noneIfZero('s.executable_id')}, ${noneIfU32('s.function_ordinal')}, ${kernelName},
@@ -405,7 +440,7 @@ async function loadTables(store: Store, captureId: number, _fits: Map<number, De
       coalesce(s.valid, true) AND s.start_host_time_ns IS NOT NULL AND s.end_host_time_ns >= s.start_host_time_ns,
       s.workgroup_count[1], s.workgroup_count[2], s.workgroup_count[3], NULL, s.line
     FROM tw_stage s ${kjoin}
-    WHERE s.record_type = 'host_execution_event' AND s.op = 'dispatch' ORDER BY s.line`);
+    WHERE s.record_type = 'host_execution_event' AND s.op = 'dispatch'`);
   await store.run(`INSERT INTO submissions
     SELECT ${captureId}, s.physical_device_ordinal, ${noneIfU32('s.queue_ordinal')}, ${noneIfZero('s.submission_id')}, ${noneIfZero('s.command_buffer_id')},
       s.event_id, s.op, ${tickNs('s.start_tick')} AS start_ns, ${tickNs('s.end_tick')} AS end_ns, end_ns - start_ns, s.start_tick, s.end_tick,
