@@ -10,3 +10,4 @@ export * from './file-facts';
 export * from './ld-cache';
 export * from './resolve-libs';
 export * from './pin';
+export * from './provenance-of';

@@ -96,12 +96,9 @@ export function observedFiles(res: LibraryResolution): ObservedFile[] {
 /** Makes a pin from a resolution or a list of observed files (files without facts are listed as unresolved). */
 export function makePin(from: LibraryResolution | readonly ObservedFile[]): Pin {
   const files = Array.isArray(from) ? (from as readonly ObservedFile[]) : observedFiles(from as LibraryResolution);
-  const pin: Pin = { schema: PIN_SCHEMA, files: [] };
-  if (!Array.isArray(from)) {
-    const r = from as LibraryResolution;
-    pin.executable = r.executable;
-    pin.env = r.env;
-  }
+  const pin: Pin = Array.isArray(from)
+    ? { schema: PIN_SCHEMA, files: [] }
+    : { schema: PIN_SCHEMA, executable: (from as LibraryResolution).executable, env: (from as LibraryResolution).env, files: [] };
   const unresolved: string[] = [];
   for (const f of files) {
     if (f.path === null || f.facts === null) {

@@ -86,10 +86,12 @@ export interface ResolvedLibrary {
 
 /** The whole answer for one executable. */
 export interface LibraryResolution {
-  /** The executable as given. */
+  /** The executable (or file) as given. */
   executable: string;
-  /** Its ELF class, machine, interpreter and dynamic entries. */
-  elf: { class_bits: 32 | 64; machine_name: string; interpreter: string | null; rpath: string | null; runpath: string | null; needed: string[] };
+  /** What it is: a dynamically linked program (has PT_INTERP), a shared object, another ELF file, or not ELF. */
+  kind: ProvenanceKind;
+  /** Its ELF class, machine, interpreter and dynamic entries; null when not ELF. */
+  elf: ElfSummary | null;
   /** File facts of the executable itself (null when facts were not asked for). */
   facts: FileFacts | null;
   /** The loader-relevant environment used. */
@@ -98,6 +100,48 @@ export interface LibraryResolution {
   libraries: ResolvedLibrary[];
   /** Things to know about this answer (no cache, assumptions made, ...). */
   notes: string[];
+}
+
+/** What a file is, for provenance. */
+export const ProvenanceKind = {
+  executable: 'a dynamically linked program (has PT_INTERP): its libraries are resolved',
+  'shared-library': 'an ELF shared object (ET_DYN without PT_INTERP)',
+  elf: 'another ELF file (static program, object file, core)',
+  file: 'not an ELF file',
+} as const;
+/** One of {@link ProvenanceKind}'s keys. */
+export type ProvenanceKind = keyof typeof ProvenanceKind;
+
+/** The loader-relevant parts of an ELF header. */
+export interface ElfSummary {
+  class_bits: 32 | 64;
+  machine_name: string;
+  type: ElfInfo['type'];
+  interpreter: string | null;
+  soname: string | null;
+  rpath: string | null;
+  runpath: string | null;
+  needed: string[];
+}
+
+/** The {@link ElfSummary} of parsed ELF facts. */
+export function elfSummary(elf: ElfInfo): ElfSummary {
+  return {
+    class_bits: elf.class_bits,
+    machine_name: elf.machine_name,
+    type: elf.type,
+    interpreter: elf.interpreter,
+    soname: elf.dynamic?.soname ?? null,
+    rpath: elf.dynamic?.rpath ?? null,
+    runpath: elf.dynamic?.runpath ?? null,
+    needed: elf.dynamic?.needed ?? [],
+  };
+}
+
+/** The kind of a parsed ELF file. */
+export function elfKind(elf: ElfInfo): ProvenanceKind {
+  if (elf.interpreter !== null) return 'executable';
+  return elf.type === 'DYN' && elf.dynamic !== null ? 'shared-library' : 'elf';
 }
 
 /** Options of {@link resolveLibraries}. */
@@ -466,14 +510,8 @@ export async function resolveLibraries(executable: string, opts: ResolveOptions 
 
   return {
     executable,
-    elf: {
-      class_bits: exeElf.class_bits,
-      machine_name: exeElf.machine_name,
-      interpreter: exeElf.interpreter,
-      rpath: exeElf.dynamic?.rpath ?? null,
-      runpath: exeElf.dynamic?.runpath ?? null,
-      needed: exeElf.dynamic?.needed ?? [],
-    },
+    kind: elfKind(exeElf),
+    elf: elfSummary(exeElf),
     facts: exeFacts,
     env: { LD_LIBRARY_PATH: env['LD_LIBRARY_PATH'] ?? null, LD_PRELOAD: env['LD_PRELOAD'] ?? null },
     libraries: rows,
