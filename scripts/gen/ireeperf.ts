@@ -841,7 +841,12 @@ const README = `# Sample captures (synthetic)
 
 Every file here is SYNTHETIC: written by the seeded generator in scripts/gen/
 (no hardware, no clock, no randomness beyond the seed), byte-identical when
-regenerated. scripts/test/gen.test.ts regenerates them and compares.
+regenerated; scripts/gen/test/gen.test.ts regenerates them and compares.
+\`scripts/gen-sample --all\` rewrites them all. The iGPU capture models a
+28-layer Llama-3.2-3B-shaped f16 prefill of 2048 tokens in 512-row ubatches,
+twice (a cold first pass, then a steady one), on a device clock that truly
+runs at 100.0 MHz while the device record declares 99.81 MHz; the truth files
+say exactly how each number is defined.
 
 - ${SAMPLE_FILES.igpu}: synthetic iGPU prefill capture (ireeperf-jsonl, schema 15, derived format with device.timestamp_frequency_hz); regenerate: \`scripts/gen-sample\`
 - ${SAMPLE_FILES.igpuTruth}: synthetic ground truth of that capture (definitions inside); regenerate: \`scripts/gen-sample\`
