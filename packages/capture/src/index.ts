@@ -10,3 +10,4 @@ export * from './ireeperf-jsonl';
 export * from './formats';
 export * from './open-inputs';
 export * from './llama-bench';
+export * from './provenance/index';

@@ -117,6 +117,11 @@ const KNOWN = new Set<string>([
 
 const U32_NONE = '4294967295';
 
+/** The explicit `columns` argument the reader gives DuckDB's read_json (benchmarks compare against it). */
+export function ireeperfColumnsSql(): string {
+  return columnsSql();
+}
+
 function columnsSql(): string {
   return '{' + Object.entries(STAGE_COLUMNS).map(([k, v]) => `'${k}': '${v}'`).join(', ') + '}';
 }
@@ -248,9 +253,8 @@ export async function importIreeperfJsonl(store: Store, src: SourceFile, opts: I
        VALUES ($1, $2, 'ireeperf-jsonl', $3, $11, $4, $5, $6, $7, $8, $9, $10)`,
       [captureId, src.displayPath, schemaVersion, src.sizeBytes, new Date().toISOString(), await producerOf(store), opts.label ?? baseName(src.displayPath), timeline, sessionStatus, records, await sha],
     );
-    for (const d of diags) {
-      await store.run(`INSERT INTO diagnostics VALUES ($1, $2, $3, $4, $5, $6)`, [captureId, d.severity, d.code, d.message, src.displayPath, d.line ?? null]);
-    }
+    await store.insertRows('diagnostics', ['capture_id', 'severity', 'code', 'message', 'file', 'line'],
+      diags.map((d) => [captureId, d.severity, d.code, d.message, src.displayPath, d.line ?? null]));
     const dispatches = await store.count('dispatches', `WHERE capture_id = ${captureId}`);
     return { capture_id: captureId, format: 'ireeperf-jsonl', records, dispatches, diagnostics: diags.length };
   } finally {
@@ -379,12 +383,21 @@ async function fitDevices(store: Store, captureId: number, diags: Diagnostic[], 
         f ? f.base_tick.toString() : null, f ? f.base_ns.toString() : null, f ? f.ns_per_tick_num.toString() : null, samples.length,
       ],
     );
-    for (let i = 0; i < usable.length; i++) {
-      const r = usable[i]!;
-      await store.run(`INSERT INTO clock_samples VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, [
-        captureId, device, r['sample_id'], r['device_tick'], r['host_time_begin_ns'], r['host_time_end_ns'],
-        r['host_cpu_timestamp_ns'], r['host_time_domain'], measured ? measured.residuals_ns[i] ?? null : null, r['line'],
-      ]);
+    await store.run(
+      `INSERT INTO clock_samples SELECT $1, $2, sample_id, device_tick, host_time_begin_ns, host_time_end_ns, host_cpu_timestamp_ns,
+         host_time_domain, NULL, line
+       FROM tw_stage WHERE record_type = 'clock_correlation' AND physical_device_ordinal = $2
+         AND device_tick IS NOT NULL AND host_time_begin_ns IS NOT NULL AND host_time_end_ns IS NOT NULL`,
+      [captureId, device],
+    );
+    if (measured) {
+      // residual of each sample's bracket midpoint from the fitted line, in ns
+      await store.run(
+        `UPDATE clock_samples SET residual_ns = (host_begin_ns + host_end_ns) / 2.0
+           - ($3::HUGEINT + (device_tick::HUGEINT - $4::HUGEINT)::DOUBLE * $5::DOUBLE / 1e15)
+         WHERE capture_id = $1 AND device = $2`,
+        [captureId, device, measured.base_ns.toString(), measured.base_tick.toString(), Number(measured.ns_per_tick_num)],
+      );
     }
   }
   await store.run('DROP TABLE IF EXISTS tw_fit');
@@ -424,15 +437,17 @@ async function loadTables(store: Store, captureId: number, _fits: Map<number, De
   const kernelName = `coalesce(s.key, k.name, CASE WHEN s.executable_id IS NOT NULL THEN 'executable_' || s.executable_id || ':' || coalesce(${noneIfU32('s.function_ordinal')}::VARCHAR, '?') END, 'unknown')`;
   const kjoin = `LEFT JOIN (SELECT DISTINCT ON (executable_id, function_ordinal) executable_id, function_ordinal, name FROM kernels_meta WHERE capture_id = ${captureId}) k
       ON k.executable_id = s.executable_id AND k.function_ordinal = ${noneIfU32('s.function_ordinal')}`;
+  // map each tick once (exact HUGEINT math is the costly part), then derive dur_ns
   await store.run(`INSERT INTO dispatches
-    SELECT ${captureId}, s.physical_device_ordinal, ${noneIfU32('s.queue_ordinal')}, ${noneIfZero('s.submission_id')}, ${noneIfZero('s.command_buffer_id')},
-      ${noneIfU32('s.command_index')}, s.event_id, ${noneIfZero('s.executable_id')}, ${noneIfU32('s.function_ordinal')}, ${kernelName},
-      ${tickNs('s.start_tick')} AS start_ns, ${tickNs('s.end_tick')} AS end_ns, end_ns - start_ns,
-      s.start_tick, s.end_tick, s.duration_ns, f.time_source,
-      coalesce(s.valid, true) AND s.start_tick IS NOT NULL AND s.end_tick IS NOT NULL AND s.end_tick >= s.start_tick,
-      s.workgroup_count[1], s.workgroup_count[2], s.workgroup_count[3], NULL, s.line
+    SELECT cid, dev, q, sub, cb, ci, ev, ex, fo, kernel, start_ns, end_ns, end_ns - start_ns, start_tick, end_tick, source_dur_ns, ts, ok, wx, wy, wz, NULL, line
+    FROM (SELECT ${captureId} AS cid, s.physical_device_ordinal AS dev, ${noneIfU32('s.queue_ordinal')} AS q, ${noneIfZero('s.submission_id')} AS sub,
+      ${noneIfZero('s.command_buffer_id')} AS cb, ${noneIfU32('s.command_index')} AS ci, s.event_id AS ev, ${noneIfZero('s.executable_id')} AS ex,
+      ${noneIfU32('s.function_ordinal')} AS fo, ${kernelName} AS kernel,
+      ${tickNs('s.start_tick')} AS start_ns, ${tickNs('s.end_tick')} AS end_ns, s.start_tick, s.end_tick, s.duration_ns AS source_dur_ns, f.time_source AS ts,
+      coalesce(s.valid, true) AND s.start_tick IS NOT NULL AND s.end_tick IS NOT NULL AND s.end_tick >= s.start_tick AS ok,
+      s.workgroup_count[1] AS wx, s.workgroup_count[2] AS wy, s.workgroup_count[3] AS wz, s.line
     FROM tw_stage s JOIN tw_fit f ON f.device = s.physical_device_ordinal ${kjoin}
-    WHERE s.record_type = 'dispatch_event'`);
+    WHERE s.record_type = 'dispatch_event')`);
   await store.run(`INSERT INTO dispatches
     SELECT ${captureId}, s.physical_device_ordinal, ${noneIfU32('s.queue_ordinal')}, ${noneIfZero('s.submission_id')}, ${noneIfZero('s.command_buffer_id')},
       ${noneIfU32('s.command_index')}, s.event_id, ${noneIfZero('s.executable_id')}, ${noneIfU32('s.function_ordinal')}, ${kernelName},
@@ -512,14 +527,16 @@ async function collectEventDiagnostics(store: Store, diags: Diagnostic[]): Promi
 
 async function loadRaw(store: Store, captureId: number, path: string, compression: string): Promise<void> {
   const tabled = TABLED.map((t) => `'${t}'`).join(', ');
-  const n = Number(await store.scalar(`SELECT count(*) FROM tw_stage WHERE record_type IS NOT NULL AND record_type NOT IN (${tabled})`));
-  if (n === 0) return;
-  // A second pass, only when such records exist: keep each one's whole JSON.
+  const lastLine = await store.scalar(`SELECT max(line) FROM tw_stage WHERE record_type IS NOT NULL AND record_type NOT IN (${tabled})`);
+  if (lastLine === null) return;
+  // A second pass, only when such records exist, and only as far as the last
+  // of them (metadata usually comes early): keep each one's whole JSON.
   await store.run(`INSERT INTO raw_records (capture_id, record_type, line, json)
     SELECT ${captureId}, (j->>'$.record_type'), line, j FROM (
-      SELECT row_number() OVER () AS line, json AS j FROM read_json_objects(${sqlString(path)}, format = 'newline_delimited',
-        compression = '${compression === 'none' ? 'uncompressed' : compression}', maximum_object_size = 67108864))
-    WHERE (j->>'$.record_type') IS NOT NULL AND (j->>'$.record_type') NOT IN (${tabled}) ORDER BY line`);
+      SELECT ordinality AS line, json AS j FROM read_json_objects(${sqlString(path)}, format = 'newline_delimited',
+        compression = '${compression === 'none' ? 'uncompressed' : compression}', maximum_object_size = 67108864) WITH ORDINALITY
+      LIMIT ${String(lastLine)})
+    WHERE (j->>'$.record_type') IS NOT NULL AND (j->>'$.record_type') NOT IN (${tabled})`);
 }
 
 async function sessionDiagnostics(store: Store, diags: Diagnostic[]): Promise<string | null> {

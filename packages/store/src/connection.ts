@@ -87,6 +87,20 @@ export class Store {
     return checkRows(shape, await this.rows(sql, params), sql);
   }
 
+  /**
+   * Inserts many rows in a few statements (chunks of multi-row VALUES with
+   * parameters): for the small tables import fills from JS.
+   */
+  async insertRows(table: string, columns: readonly string[], rows: readonly (readonly unknown[])[]): Promise<void> {
+    const per = Math.max(1, Math.floor(1000 / Math.max(1, columns.length)));
+    for (let i = 0; i < rows.length; i += per) {
+      const chunk = rows.slice(i, i + per);
+      const params: unknown[] = [];
+      const values = chunk.map((r) => '(' + r.map((v) => { params.push(v); return `$${params.length}`; }).join(', ') + ')');
+      await this.run(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${values.join(', ')}`, params);
+    }
+  }
+
   /** The first column of the first row, or null. */
   async scalar(sql: string, params?: Params): Promise<unknown> {
     const rows = await this.rows(sql, params);

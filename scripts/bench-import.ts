@@ -1,0 +1,92 @@
+/**
+ * Import benchmark: tickwise's import end to end versus DuckDB's raw
+ * read_json of the same file into a table, measured in one run.
+ *
+ *   scripts/bench-import [--mb 600] [--file existing.jsonl] [--reps 3]
+ *
+ * Generates a seeded ireeperf-jsonl file (scripts/gen-sample --big), then
+ * alternates, in fresh child processes: (a) raw: `CREATE TABLE AS SELECT *
+ * FROM read_json(file, <the same explicit columns>)` into a file-backed
+ * DuckDB, and (b) `tickwise import file --db x.duckdb` (atomic write, clock
+ * fit, all tables). Prints median wall time, MB/s, rows/s, peak RSS of each
+ * and the ratio of throughputs. Target: ratio >= 0.9, peak RSS < 1.5 GB at 2 GB.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const root = resolve(import.meta.dirname, '..');
+const args = process.argv.slice(2);
+const opt = (name: string, dflt: string) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 && args[i + 1] ? args[i + 1]! : dflt;
+};
+const mb = Number(opt('mb', '600'));
+const reps = Number(opt('reps', '3'));
+let file = opt('file', '');
+const work = join(tmpdir(), 'tickwise-bench-import');
+spawnSync('mkdir', ['-p', work]);
+if (!file) {
+  // seeded, so a file of the same size from an earlier run is the same file
+  file = join(work, `big-${mb}mb.ireeperf.jsonl`);
+}
+if (!existsSync(file)) {
+  console.error(`generating ${mb} MB (seeded) -> ${file}`);
+  const g = spawnSync(join(root, 'scripts/gen-sample'), ['--big', file, '--mb', String(mb)], { stdio: ['ignore', 'inherit', 'inherit'] });
+  if (g.status !== 0) process.exit(g.status ?? 1);
+}
+const bytes = statSync(file).size;
+
+const loader = join(root, 'node_modules/tsx/dist/loader.mjs');
+function child(kind: 'raw' | 'import'): { s: number; rows: number; rss_mb: number } {
+  const db = join(work, `${kind}.duckdb`);
+  for (const p of [db, `${db}.wal`]) if (existsSync(p)) rmSync(p);
+  const code = `
+    import { Store } from '@tickwise/store';
+    import { importInput, ireeperfColumnsSql } from '@tickwise/capture';
+    import { withAtomicStore } from '@tickwise/store';
+    const t0 = performance.now();
+    let rows = 0;
+    if (${JSON.stringify(kind)} === 'raw') {
+      const s = await Store.open(${JSON.stringify(db)});
+      await s.run("CREATE TABLE raw AS SELECT * FROM read_json(" + ${JSON.stringify(`'${file}'`)} + ", format = 'newline_delimited', columns = " + ireeperfColumnsSql() + ")");
+      rows = Number(await s.scalar('SELECT count(*) FROM raw'));
+      await s.close();
+    } else {
+      const r = await withAtomicStore(${JSON.stringify(db)}, (s) => importInput(s, ${JSON.stringify(file)}));
+      rows = r.records;
+    }
+    const s = (performance.now() - t0) / 1000;
+    console.log(JSON.stringify({ s, rows, rss_mb: process.resourceUsage().maxRSS / 1024 }));
+  `;
+  const r = spawnSync(process.execPath, ['--conditions=source', '--import', loader, '--input-type=module', '-e', code], {
+    cwd: join(root, 'packages/cli'),
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) {
+    console.error(r.stderr);
+    process.exit(1);
+  }
+  return JSON.parse(r.stdout.trim().split('\n').pop()!);
+}
+
+const raw: ReturnType<typeof child>[] = [];
+const imp: ReturnType<typeof child>[] = [];
+for (let i = 0; i < reps; i++) {
+  raw.push(child('raw'));
+  imp.push(child('import'));
+  console.error(`rep ${i + 1}: raw ${raw.at(-1)!.s.toFixed(2)} s, import ${imp.at(-1)!.s.toFixed(2)} s`);
+}
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const row = (name: string, runs: ReturnType<typeof child>[]) => {
+  const s = median(runs.map((r) => r.s));
+  return { name, median_s: s, mb_per_s: bytes / 1e6 / s, rows_per_s: runs[0]!.rows / s, peak_rss_mb: Math.max(...runs.map((r) => r.rss_mb)) };
+};
+const a = row('duckdb read_json -> table (raw scan)', raw);
+const b = row('tickwise import (end to end)', imp);
+console.log(`file: ${file} (${(bytes / 1e6).toFixed(0)} MB, ${raw[0]!.rows} records), ${reps} reps, median`);
+for (const r of [a, b]) {
+  console.log(`${r.name.padEnd(40)} ${r.median_s.toFixed(2).padStart(7)} s ${r.mb_per_s.toFixed(0).padStart(6)} MB/s ${(r.rows_per_s / 1e6).toFixed(2).padStart(6)} Mrows/s  peak RSS ${r.peak_rss_mb.toFixed(0)} MB`);
+}
+console.log(`ratio import/raw throughput: ${(b.mb_per_s / a.mb_per_s).toFixed(2)}x (target >= 0.9x)`);
