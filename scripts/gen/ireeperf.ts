@@ -225,12 +225,20 @@ const DEFINITIONS: Record<string, string> = {
   kernels:
     'Per dispatch key: count of dispatch_event rows, total/mean/min/max true duration (mean_ns = total_ns / count, rounded to 3 decimals), and the same per segment.',
   row_groups:
-    'Per weight GEMM (one dispatch per layer per ubatch of ubatch_rows rows): group_ns = mean_dispatch_ns * group_rows / ubatch_rows, from the steady segments (all segments but a cold first one) and from all. FLOP reading: weight_gemm_flops_per_prefill = 2 * weight_params * prompt_tokens; engine_tflops = that / (summed weight-GEMM dispatch time of one steady prefill); group_ms_from_flops = 2 * group_rows * n * k / engine rate.',
+    'Per weight GEMM (one dispatch per layer per ubatch of ubatch_rows rows; count = prefills x layers x ubatches): group_ns_steady = mean_dispatch_ns_steady * group_rows / ubatch_rows over the steady segments (all segments but a cold first one); group_ms_all the same over all segments. FLOP reading: weight_gemm_flops_per_prefill = 2 * weight_params * prompt_tokens; engine_tflops = that / (summed weight-GEMM dispatch time of one steady prefill); group_ms_from_flops = 2 * group_rows * n * k / engine rate.',
   steady_span_ns: 'Mean span_ns of the steady segments (the prefills after the cold one), rounded to 1 ns.',
   clock_fits:
     'iree_exporter: IREE\'s exporter fit through the first and last sample in the driver CPU domain (the derived *_driver_host_cpu_time_ns and duration_ns fields come from it). first_last_bracket_midpoint: a line through the first and last sample\'s (device_tick, bracket midpoint). weighted_least_squares_midpoint: least squares over all samples\' bracket midpoints, weights 1/width^2. error_ppm = (fitted - true) / true * 1e6.',
   dispatches:
     'Per dispatch_event row in file order: event_id, submission_id, kernel (index into keys), true start_ns and end_ns.',
+  submissions:
+    'segments[].submissions: queue submissions (queue_event rows) of the segment, ids first_submission_id..last_submission_id.',
+  clock_samples:
+    'bracket_width_ns = host_time_end_ns - host_time_begin_ns (= host_time_uncertainty_ns); wide_sample_ids: samples whose bracket is wider than 10 us. Every bracket contains the true latch time offset_ns + device_tick * ns_per_tick_true.',
+  weight_params:
+    'model.weight_params = layers * (hidden * (hidden + 2 * n_kv_heads * head_dim) + hidden * hidden + 3 * hidden * ffn): the weights of the per-layer GEMMs (qkv, attn_output, ffn gate/up/down); no embeddings, no lm_head.',
+  wall_reference:
+    'llama-bench.csv/.json: samples_ns as modelled; avg_ns = floor(mean(samples_ns)) and stddev_ns in llama-bench\'s integer arithmetic; avg_ts = mean of 1e9 * n_prompt / sample_ns; avg_ns_over_steady_span = avg_ns / steady_span_ns.',
 };
 
 /** A reference fit the truth reports (how good each simple fit is on these samples). */
@@ -517,8 +525,8 @@ export function generateNpuTiles(igpu: GeneratedIgpu, input: NpuOptionsInput = {
   const npuSpanStart = timeline.overall.start_ns;
   const npuSpanEnd = timeline.overall.end_ns;
   const igpuBusyInNpuSpan = intersectLength(igpuUnion, [[npuSpanStart, npuSpanEnd]]);
-  const gateKey = igpu.truth.row_groups as { kernels: { key: string; gemm: { n: number; k: number }; group_ms_steady: number }[] };
-  const sameGemm = gateKey.kernels.find((g) => g.gemm.n === o.n && g.gemm.k === o.k) ?? null;
+  const igpuRowGroups = igpu.truth.row_groups as { kernels: { key: string; gemm: { n: number; k: number }; group_ms_steady: number }[] };
+  const sameGemm = igpuRowGroups.kernels.find((g) => g.gemm.n === o.n && g.gemm.k === o.k) ?? null;
 
   const truth = {
     synthetic: true,
