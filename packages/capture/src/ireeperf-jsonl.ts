@@ -147,6 +147,10 @@ async function dropStage(store: Store): Promise<void> {
  * sanitizing fallback writes blank lines as `{}` so numbers stay line numbers.
  */
 async function stageScan(store: Store, path: string, compression: string): Promise<void> {
+  // Bound DuckDB's memory so a multi-GB capture spills to disk instead of
+  // growing the process (TICKWISE_IMPORT_MEMORY overrides, e.g. "4GB").
+  await store.run(`SET memory_limit = '${(process.env['TICKWISE_IMPORT_MEMORY'] ?? '1GB').replace(/[^0-9A-Za-z.]/g, '')}'`);
+  await store.run(`SET temp_directory = ${sqlString(join(tmpdir(), 'tickwise-duckdb-spill'))}`);
   await store.run(`CREATE TEMP TABLE tw_stage_rows AS SELECT * FROM ${readJsonSql(path, compression, columnsSql())}`);
   await store.run(`CREATE TEMP VIEW tw_stage AS SELECT rowid + 1 AS line, * FROM tw_stage_rows`);
 }
