@@ -41,7 +41,8 @@ export interface SpeedupRange {
  */
 export function speedupRange(p: SplitProblem, splittableFraction: number | null): SpeedupRange | null {
   if (!hasSpread(p.gpu) && !hasSpread(p.npu)) return null;
-  const stats = (has: boolean): CostStat[] => (has ? ['p10', 'mean', 'p90'] : ['mean']);
+  // Corners first, so a tie names the p10/p90 corner rather than the mean.
+  const stats = (has: boolean): CostStat[] => (has ? ['p10', 'p90', 'mean'] : ['mean']);
   const bounds: SpeedupBound[] = [];
   for (const gs of stats(hasSpread(p.gpu))) {
     for (const ns of stats(hasSpread(p.npu))) {

@@ -1,4 +1,5 @@
 import type { CommandModule } from 'yargs';
+import { ceilingCommand } from './ceiling';
 import { importCommand } from './import';
 import { infoCommand } from './info';
 import { sqlCommand } from './sql';
@@ -8,4 +9,5 @@ export const COMMANDS: CommandModule<object, never>[] = [
   importCommand as CommandModule<object, never>,
   infoCommand as CommandModule<object, never>,
   sqlCommand as CommandModule<object, never>,
+  ceilingCommand as CommandModule<object, never>,
 ];

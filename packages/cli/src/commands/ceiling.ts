@@ -1,0 +1,403 @@
+import { readFile } from 'node:fs/promises';
+import type { CommandModule } from 'yargs';
+import * as analyzer from '@tickwise/analyzer';
+import { openInputs } from '@tickwise/capture';
+import {
+  DEFAULT_GROUP_ROWS,
+  SENSITIVITY_INPUTS,
+  ceiling,
+  ceilingMarkdown,
+  ceilingSpec,
+  constantCost,
+  costCurve,
+  formatChangePct,
+  formatFraction,
+  formatGroups,
+  formatMs,
+  formatSpeedup,
+  parseCostCsv,
+  rangeLine,
+  requirementLine,
+  sourceLines,
+  type CeilingResult,
+  type CostPoint,
+  type CostSource,
+  type EngineCost,
+} from '@tickwise/ceiling';
+import type { Store } from '@tickwise/store';
+import { TickwiseError, nsToMsLossy } from '@tickwise/time';
+import { durationOption, importOptions } from '../options';
+import { formatJson, formatTable, out } from '../output';
+
+const FORMATS = ['text', 'json', 'md', 'vega-lite'] as const;
+type OutputFormat = (typeof FORMATS)[number];
+
+interface Args {
+  rows?: string | undefined;
+  'group-rows'?: string | undefined;
+  'gpu-group-ms'?: string | undefined;
+  'gpu-group-ms-p10'?: string | undefined;
+  'gpu-group-ms-p90'?: string | undefined;
+  'npu-tile-ms'?: string | undefined;
+  'npu-tile-ms-p10'?: string | undefined;
+  'npu-tile-ms-p90'?: string | undefined;
+  'gpu-cost-csv'?: string | undefined;
+  'npu-cost-csv'?: string | undefined;
+  gpu?: string[] | undefined;
+  npu?: string[] | undefined;
+  'gpu-kernel'?: string | undefined;
+  'npu-kernel'?: string | undefined;
+  'gpu-rows-per-dispatch'?: string[] | undefined;
+  'npu-rows-per-dispatch'?: string[] | undefined;
+  segment?: string | undefined;
+  'sync-overhead'?: string | undefined;
+  'splittable-fraction'?: string | undefined;
+  'target-speedup'?: string | undefined;
+  format: OutputFormat;
+  json?: boolean | undefined;
+  'input-format'?: string | undefined;
+  'tick-hz'?: string | undefined;
+}
+
+type Engine = 'gpu' | 'npu';
+const ENGINE_NAME: Record<Engine, string> = { gpu: 'iGPU', npu: 'NPU' };
+const COST_OPTION: Record<Engine, string> = { gpu: 'gpu-group-ms', npu: 'npu-tile-ms' };
+
+function usage(message: string): TickwiseError {
+  return new TickwiseError('usage', message);
+}
+
+/** A count of rows: a whole number >= 1. */
+function rowsOption(text: string | undefined, name: string): number | undefined {
+  if (text === undefined) return undefined;
+  const t = String(text).trim();
+  if (!/^\d+$/.test(t) || Number(t) < 1) throw usage(`--${name} ${t}: write a whole number of rows (e.g. 8192)`);
+  return Number(t);
+}
+
+/**
+ * A cost in ms: the option's name carries the unit, so a bare number is ms;
+ * a number with a unit (400us, 0.4ms) is also taken.
+ */
+function msOption(text: string | undefined, name: string): number | undefined {
+  if (text === undefined) return undefined;
+  const t = String(text).trim();
+  const m = /^([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*(ns|us|µs|ms|s)?$/.exec(t);
+  const perUnit: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1e3 };
+  const v = m ? Number(m[1]) * perUnit[m[2] ?? 'ms']! : NaN;
+  if (!(v > 0) || !Number.isFinite(v)) throw usage(`--${name} ${t}: write a positive time in ms (e.g. 0.40), or with a unit (400us)`);
+  return v;
+}
+
+function fractionOption(text: string): number {
+  const t = String(text).trim();
+  const m = /^([0-9]*\.?[0-9]+)\s*(%?)$/.exec(t);
+  const v = m ? Number(m[1]) / (m[2] ? 100 : 1) : NaN;
+  if (!(v >= 0 && v <= 1)) throw usage(`--splittable-fraction ${t}: write a share of the prefill in [0, 1] (0.6 or 60%), or auto (from the --gpu capture)`);
+  return v;
+}
+
+function speedupOption(text: string | undefined): number | null {
+  if (text === undefined) return null;
+  const t = String(text).trim();
+  const m = /^([0-9]*\.?[0-9]+)\s*x?$/i.exec(t);
+  const v = m ? Number(m[1]) : NaN;
+  if (!(v > 1) || !Number.isFinite(v)) throw usage(`--target-speedup ${t}: write a speedup above 1 (e.g. 1.15 or 1.15x)`);
+  return v;
+}
+
+function list(v: string[] | string | undefined): string[] {
+  if (v === undefined) return [];
+  return (Array.isArray(v) ? v : [v]).map(String);
+}
+
+/** The expected shape of `@tickwise/analyzer`'s `rowGroupCost` result (only what the ceiling reads). */
+interface RowGroupCost {
+  dispatch_count: number | bigint;
+  group_ms: number;
+  group_ms_median?: number | null;
+  mean_dispatch_ns?: number | bigint | null;
+  p10_dispatch_ns?: number | bigint | null;
+  p90_dispatch_ns?: number | bigint | null;
+  capture_id?: number | null;
+  kernels?: readonly string[] | null;
+  provenance?: string | null;
+}
+type RowGroupCostFn = (
+  store: Store,
+  opts: { kernel: string; rowsPerDispatch: number; groupRows?: number; segment?: string },
+) => Promise<RowGroupCost>;
+
+/** The analyzer's `rowGroupCost`, or a clear error while it is not exported yet. */
+function rowGroupCostFn(): RowGroupCostFn {
+  const f = (analyzer as unknown as Record<string, unknown>)['rowGroupCost'];
+  if (typeof f !== 'function') {
+    throw new TickwiseError(
+      'not-available',
+      'costs from captures need rowGroupCost from @tickwise/analyzer, which this build does not export yet; ' +
+        'give the costs as numbers (--gpu-group-ms, --npu-tile-ms) or as a sweep (--gpu-cost-csv, --npu-cost-csv)',
+    );
+  }
+  return f as RowGroupCostFn;
+}
+
+function num(v: number | bigint | null | undefined): number | undefined {
+  return v === null || v === undefined ? undefined : Number(v);
+}
+
+/** One provenance line per capture: path, format, producer, file hash, and the libraries recorded. */
+async function provenanceLine(store: Store): Promise<string> {
+  const caps = await store.rows(`SELECT capture_id, path, format, producer, sha256 FROM captures ORDER BY capture_id`);
+  const libs = await store.rows(`SELECT capture_id, name, build_id FROM provenance ORDER BY capture_id, name`);
+  return caps
+    .map((c) => {
+      const own = libs.filter((l) => l['capture_id'] === c['capture_id']);
+      const libText = own.length === 0 ? 'no libraries recorded' : own.map((l) => `${String(l['name'] ?? '?')}${l['build_id'] ? ` build-id ${String(l['build_id']).slice(0, 12)}` : ''}`).join(', ');
+      const sha = typeof c['sha256'] === 'string' ? ` sha256 ${c['sha256'].slice(0, 12)}` : '';
+      return `capture ${String(c['capture_id'])} ${String(c['path'])} (${String(c['format'])}${c['producer'] ? `, ${String(c['producer'])}` : ''}${sha}; ${libText})`;
+    })
+    .join('; ');
+}
+
+/**
+ * Per-group costs from captures: one point per input, at that input's rows per
+ * dispatch (its M). One input gives a constant cost; several give a curve.
+ */
+async function costFromCaptures(engine: Engine, args: Args, groupRows: number): Promise<EngineCost> {
+  const inputs = list(args[engine]);
+  const kernel = args[`${engine}-kernel`];
+  const rpd = list(args[`${engine}-rows-per-dispatch`]).map((t) => rowsOption(t, `${engine}-rows-per-dispatch`)!);
+  if (!kernel) throw usage(`--${engine} needs --${engine}-kernel GLOB (the GEMM kernels to cost)`);
+  if (rpd.length === 0) throw usage(`--${engine} needs --${engine}-rows-per-dispatch N (the rows one dispatch covers, e.g. the ubatch)`);
+  if (rpd.length !== 1 && rpd.length !== inputs.length) {
+    throw usage(`--${engine}-rows-per-dispatch: give one value, or one per --${engine} input (${inputs.length})`);
+  }
+  const rowGroupCost = rowGroupCostFn();
+  const points: CostPoint[] = [];
+  const details: Record<string, unknown>[] = [];
+  const parts: string[] = [];
+  for (let i = 0; i < inputs.length; i++) {
+    const input = inputs[i]!;
+    const rowsPerDispatch = rpd.length === 1 ? rpd[0]! : rpd[i]!;
+    const { store } = await openInputs([input], importOptions({ inputs: [input], format: args['input-format'], 'tick-hz': args['tick-hz'] }));
+    try {
+      const c = await rowGroupCost(store, { kernel, rowsPerDispatch, groupRows, ...(args.segment ? { segment: args.segment } : {}) });
+      const toGroupMs = (dispatchNs: number | undefined) => (dispatchNs === undefined ? undefined : (nsToMsLossy(BigInt(Math.round(dispatchNs))) * groupRows) / rowsPerDispatch);
+      const point: CostPoint = {
+        rows: rowsPerDispatch,
+        ms: c.group_ms,
+        p10_ms: toGroupMs(num(c.p10_dispatch_ns)),
+        p90_ms: toGroupMs(num(c.p90_dispatch_ns)),
+      };
+      points.push(point);
+      const prov = c.provenance ?? (await provenanceLine(store));
+      const count = num(c.dispatch_count) ?? 0;
+      details.push({ input, kernel, rows_per_dispatch: rowsPerDispatch, dispatch_count: count, group_ms: c.group_ms, p10_group_ms: point.p10_ms ?? null, p90_group_ms: point.p90_ms ?? null, provenance: prov });
+      parts.push(`${input}: kernel ${kernel}, ${count} dispatches of ${rowsPerDispatch} rows -> ${formatMs(c.group_ms)} ms per ${groupRows}-row group [${prov}]`);
+    } finally {
+      await store.close();
+    }
+  }
+  const source: CostSource = { from: inputs.length === 1 ? 'capture' : 'captures', line: parts.join('; '), details: { captures: details } };
+  if (points.length === 1) {
+    const p = points[0]!;
+    return constantCost(p.ms, { p10_ms: p.p10_ms, p90_ms: p.p90_ms, source, what: `${ENGINE_NAME[engine]} cost` });
+  }
+  return costCurve(points, { source, what: `${ENGINE_NAME[engine]} cost curve` });
+}
+
+/** One engine's cost from exactly one of: a number, a CSV sweep, captures. */
+async function engineCost(engine: Engine, args: Args, groupRows: number): Promise<EngineCost> {
+  const opt = COST_OPTION[engine];
+  const given = [
+    args[opt as 'gpu-group-ms' | 'npu-tile-ms'] !== undefined ? `--${opt}` : null,
+    args[`${engine}-cost-csv`] !== undefined ? `--${engine}-cost-csv` : null,
+    list(args[engine]).length > 0 ? `--${engine}` : null,
+  ].filter((x): x is string => x !== null);
+  if (given.length === 0) throw usage(`give the ${ENGINE_NAME[engine]} cost: --${opt} N, --${engine}-cost-csv FILE, or --${engine} CAPTURE with --${engine}-kernel`);
+  if (given.length > 1) throw usage(`give the ${ENGINE_NAME[engine]} cost one way, not ${given.join(' and ')}`);
+  const pOpts = [`${opt}-p10`, `${opt}-p90`] as const;
+  if (given[0] !== `--${opt}` && pOpts.some((o) => args[o as keyof Args] !== undefined)) {
+    throw usage(`--${pOpts[0]}/--${pOpts[1]} go with --${opt}; a CSV gives p10_ms/p90_ms columns, captures give their own`);
+  }
+  if (given[0] === `--${opt}`) {
+    const text = String(args[opt as keyof Args]);
+    const ms = msOption(text, opt)!;
+    const p10 = msOption(args[pOpts[0] as keyof Args] as string | undefined, pOpts[0]);
+    const p90 = msOption(args[pOpts[1] as keyof Args] as string | undefined, pOpts[1]);
+    const spread = p10 !== undefined || p90 !== undefined ? ` (p10 ${p10 ?? '-'}, p90 ${p90 ?? '-'})` : '';
+    return constantCost(ms, { p10_ms: p10, p90_ms: p90, what: `--${opt}`, source: { from: 'number', line: `--${opt} ${text}${spread}` } });
+  }
+  if (given[0] === `--${engine}-cost-csv`) {
+    const file = String(args[`${engine}-cost-csv`]);
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (e) {
+      throw new TickwiseError('unreadable-input', `cannot read cost CSV: ${(e as Error).message}`, { file, cause: e });
+    }
+    return parseCostCsv(text, { file, groupRows, what: `${ENGINE_NAME[engine]} cost CSV` });
+  }
+  return costFromCaptures(engine, args, groupRows);
+}
+
+/** `--splittable-fraction auto`: the split kernels' share of the prefill, from the --gpu capture. */
+function autoFraction(): never {
+  throw new TickwiseError(
+    'not-available',
+    '--splittable-fraction auto needs the split kernels\' share of the prefill from @tickwise/analyzer, which this build does not provide yet; give it as a number (0.6 or 60%)',
+  );
+}
+
+/** Pads the named string columns to a common width on the left, so numbers line up. */
+function alignRight(rows: Record<string, unknown>[], columns: readonly string[]): Record<string, unknown>[] {
+  for (const c of columns) {
+    const w = Math.max(c.length, ...rows.map((r) => String(r[c] ?? '').length));
+    for (const r of rows) r[c] = String(r[c] ?? '').padStart(w);
+  }
+  return rows;
+}
+
+/** The human report: the answer, the table by k, sensitivity, sources and notes. */
+export function ceilingText(r: CeilingResult): string {
+  const lines: string[] = [];
+  lines.push(`split ceiling: M = ${r.rows} rows, G = ${r.group_rows} -> ${r.groups} groups${r.remainder_rows ? ` (${r.full_groups} whole + ${r.remainder_rows} rows)` : ''}${r.model === 'curve' ? ', costs from curves in M' : ''}`);
+  lines.push('');
+  const kv: [string, string][] = [
+    ['iGPU cost', `${formatMs(r.gpu_group_ms)} ms per group at ${r.rows} rows`],
+    ['NPU cost', `${formatMs(r.npu_tile_ms)} ms per tile${r.model === 'curve' ? ` at ${r.npu_rows_at_split || r.group_rows} rows` : ''}`],
+    ['sync overhead', `${formatMs(r.sync_overhead_ms)} ms`],
+    ['best split', `${r.npu_groups} groups on the NPU (${r.npu_rows_at_split} rows), ${r.gpu_groups} on the iGPU (${r.gpu_rows_at_split} rows)`],
+    ['iGPU only', `${formatMs(r.gpu_only_ms)} ms`],
+    ['split', `${formatMs(r.split_ms)} ms (iGPU ${formatMs(r.gpu_ms_at_split)} ms, NPU ${formatMs(r.npu_ms_at_split)} ms${r.npu_groups > 0 && r.sync_overhead_ms > 0 ? `, sync ${formatMs(r.sync_overhead_ms)} ms` : ''})`],
+    ['speedup', `${formatSpeedup(r.speedup)} (saves ${formatMs(r.saved_ms)} ms)`],
+    ['balance point', `k* = ${formatGroups(r.balance_groups)} groups`],
+  ];
+  if (r.splittable_fraction !== null && r.end_to_end_speedup !== null) {
+    kv.push(['end-to-end', `${formatSpeedup(r.end_to_end_speedup)} (${formatFraction(r.splittable_fraction)} of the prefill splits)`]);
+  }
+  const req = requirementLine(r);
+  if (req !== null && r.target_speedup !== null) kv.push([`for ${formatSpeedup(r.target_speedup)}`, req]);
+  const range = rangeLine(r);
+  if (range !== null) kv.push(['p10..p90 range', range]);
+  const w = Math.max(...kv.map(([k]) => k.length));
+  for (const [k, v] of kv) lines.push(`${k.padEnd(w)}  ${v}`);
+  lines.push('');
+  lines.push('speedup by groups on the NPU (* = best)');
+  const anyExtrapolated = r.by_k.some((s) => s.extrapolated.length > 0);
+  lines.push(formatTable(
+    ['k', 'gpu_rows', 'npu_rows', 'gpu_ms', 'npu_ms', 'split_ms', 'speedup', ...(anyExtrapolated ? ['note'] : [])],
+    alignRight(r.by_k.map((s) => ({
+      k: s.npu_groups === r.npu_groups ? `${s.npu_groups}*` : String(s.npu_groups),
+      gpu_rows: s.gpu_rows, npu_rows: s.npu_rows,
+      gpu_ms: formatMs(s.gpu_ms), npu_ms: formatMs(s.npu_ms), split_ms: formatMs(s.split_ms), speedup: formatSpeedup(s.speedup),
+      note: s.extrapolated.length ? `extrapolated: ${s.extrapolated.join(', ')}` : '',
+    })), ['k', 'gpu_ms', 'npu_ms', 'split_ms', 'speedup']),
+  ));
+  lines.push('');
+  lines.push('sensitivity (each input changed alone)');
+  const hasE2e = r.splittable_fraction !== null;
+  lines.push(formatTable(
+    ['input', 'change', 'value', 'k', 'speedup', 'vs_base', ...(hasE2e ? ['end_to_end'] : [])],
+    alignRight(r.sensitivity.map((s) => ({
+      input: SENSITIVITY_INPUTS[s.input], change: formatChangePct(s.change_pct),
+      value: s.input === 'rows' ? String(s.value) : s.input === 'splittable_fraction' ? formatFraction(s.value) : `${formatMs(s.value)} ms`,
+      k: s.npu_groups, speedup: formatSpeedup(s.speedup), vs_base: formatChangePct(s.speedup_change_pct),
+      end_to_end: s.end_to_end_speedup === null ? '' : formatSpeedup(s.end_to_end_speedup),
+    })), ['change', 'value', 'speedup', 'vs_base', 'end_to_end']),
+  ));
+  lines.push('');
+  lines.push('sources');
+  for (const l of sourceLines(r)) lines.push(`  ${l}`);
+  if (r.extrapolation.length) {
+    lines.push('');
+    lines.push('extrapolated (cost held at the nearest measured point)');
+    for (const x of r.extrapolation) lines.push(`  ${x.engine} at ${x.rows} rows, ${x.side} the measured ${x.measured_min_rows}..${x.measured_max_rows} rows (affects ${x.affects})`);
+  }
+  if (r.notes.length) {
+    lines.push('');
+    lines.push('notes');
+    for (const n of r.notes) lines.push(`  - ${n}`);
+  }
+  return lines.join('\n');
+}
+
+/**
+ * `tickwise ceiling`: how much splitting one prefill GEMM by rows between the
+ * iGPU and the NPU buys, at which split, and what the NPU would need.
+ *
+ * ```
+ *  costs: --gpu-group-ms / --gpu-cost-csv / --gpu CAPTURE (analyzer rowGroupCost)
+ *         --npu-tile-ms  / --npu-cost-csv / --npu CAPTURE
+ *     └─> @tickwise/ceiling ceiling() ─> text | JSON | Markdown | Vega-Lite
+ * ```
+ */
+export const ceilingCommand: CommandModule<object, Args> = {
+  command: 'ceiling',
+  describe: 'split ceiling: the best iGPU/NPU row split of a GEMM, its speedup, and the NPU tile time a target needs',
+  builder: (y) =>
+    y
+      .option('rows', { type: 'string', describe: 'M: rows of the GEMM to split (default with --gpu captures: the iGPU rows per dispatch)', group: 'GEMM' })
+      .option('group-rows', { type: 'string', describe: `G: rows per group / NPU tile (default ${DEFAULT_GROUP_ROWS})`, group: 'GEMM' })
+      .option('gpu-group-ms', { type: 'string', describe: 'iGPU ms per G-row group', group: 'costs as numbers' })
+      .option('gpu-group-ms-p10', { type: 'string', describe: 'its p10 (for a speedup range)', group: 'costs as numbers' })
+      .option('gpu-group-ms-p90', { type: 'string', describe: 'its p90', group: 'costs as numbers' })
+      .option('npu-tile-ms', { type: 'string', describe: 'NPU ms per G-row tile', group: 'costs as numbers' })
+      .option('npu-tile-ms-p10', { type: 'string', describe: 'its p10', group: 'costs as numbers' })
+      .option('npu-tile-ms-p90', { type: 'string', describe: 'its p90', group: 'costs as numbers' })
+      .option('gpu-cost-csv', { type: 'string', describe: 'iGPU cost curve: CSV rows,ms (ms per group at that M; optional p10_ms,p90_ms) or rows,total_ms', group: 'costs as curves' })
+      .option('npu-cost-csv', { type: 'string', describe: 'NPU cost curve, same CSV shape', group: 'costs as curves' })
+      .option('gpu', { type: 'string', array: true, describe: 'iGPU capture(s) or store; several at different M make a curve', group: 'costs from captures' })
+      .option('gpu-kernel', { type: 'string', describe: 'glob of the iGPU GEMM kernels to cost', group: 'costs from captures' })
+      .option('gpu-rows-per-dispatch', { type: 'string', array: true, describe: 'rows one iGPU dispatch covers (one, or one per --gpu)', group: 'costs from captures' })
+      .option('npu', { type: 'string', array: true, describe: 'NPU capture(s) or store', group: 'costs from captures' })
+      .option('npu-kernel', { type: 'string', describe: 'glob of the NPU kernels to cost', group: 'costs from captures' })
+      .option('npu-rows-per-dispatch', { type: 'string', array: true, describe: 'rows one NPU dispatch covers (one, or one per --npu)', group: 'costs from captures' })
+      .option('segment', { type: 'string', describe: 'which segments the analyzer costs (passed to rowGroupCost)', group: 'costs from captures' })
+      .option('input-format', { type: 'string', describe: 'format of capture inputs (default: detected)', group: 'costs from captures' })
+      .option('tick-hz', { type: 'string', describe: 'assume a tick rate for devices with no time base', group: 'costs from captures' })
+      .option('sync-overhead', { type: 'string', describe: 'join/sync cost when the NPU takes any group, with a unit (50us)' })
+      .option('splittable-fraction', { type: 'string', describe: 'share of the prefill the split GEMMs take: 0.6, 60%, or auto (from the --gpu capture)' })
+      .option('target-speedup', { type: 'string', describe: 'per-GEMM speedup to ask the required NPU tile time for (1.15)' })
+      .option('format', { type: 'string', choices: FORMATS, default: 'text', describe: 'output: text, json, md (a Markdown block), vega-lite (a chart spec)' })
+      .option('json', { type: 'boolean', describe: 'same as --format json' }) as never,
+  handler: async (args) => {
+    const groupRows = rowsOption(args['group-rows'], 'group-rows') ?? DEFAULT_GROUP_ROWS;
+    const syncNs = durationOption(args['sync-overhead'], 'sync-overhead');
+    const target = speedupOption(args['target-speedup']);
+    const fractionText = args['splittable-fraction'];
+    if (fractionText !== undefined && String(fractionText).trim() === 'auto' && list(args.gpu).length === 0) {
+      throw usage('--splittable-fraction auto reads the prefill from the --gpu capture; give --gpu, or a number (0.6 or 60%)');
+    }
+    const fraction = fractionText === undefined ? null : String(fractionText).trim() === 'auto' ? autoFraction() : fractionOption(fractionText);
+    let rows = rowsOption(args.rows, 'rows');
+    const gpu = await engineCost('gpu', args, groupRows);
+    const npu = await engineCost('npu', args, groupRows);
+    const notes: string[] = [];
+    if (rows === undefined) {
+      const rpd = list(args['gpu-rows-per-dispatch']);
+      if (list(args.gpu).length === 1 && rpd.length === 1) {
+        rows = rowsOption(rpd[0], 'gpu-rows-per-dispatch')!;
+        notes.push(`M taken from --gpu-rows-per-dispatch (${rows}): the GEMM as the iGPU runs it today`);
+      } else {
+        throw usage('give --rows M (the rows of the GEMM to split, e.g. 8192)');
+      }
+    }
+    const result = ceiling({
+      rows,
+      group_rows: groupRows,
+      gpu,
+      npu,
+      sync_overhead_ms: syncNs === undefined ? 0 : nsToMsLossy(syncNs),
+      splittable_fraction: fraction,
+      splittable_fraction_source: fraction === null ? null : { from: 'number', line: `--splittable-fraction ${String(fractionText)}` },
+      target_speedup: target,
+    });
+    const r: CeilingResult = notes.length ? { ...result, notes: [...notes, ...result.notes] } : result;
+    const format: OutputFormat = args.json ? 'json' : args.format;
+    if (format === 'json') out(formatJson(r));
+    else if (format === 'md') out(ceilingMarkdown(r));
+    else if (format === 'vega-lite') out(formatJson(ceilingSpec(r)));
+    else out(ceilingText(r));
+  },
+};
