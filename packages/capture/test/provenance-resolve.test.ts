@@ -4,29 +4,35 @@
  * mapped `foo_build` from (dladdr) and which build they got.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildElf } from './provenance-elf-builder';
-import { comparePin, makePin, parseLdCache, readElf, resolveLibraries, type LibraryResolution } from '../src/provenance/index';
+import { comparePin, loaderModel, makePin, parseLdCache, readElf, resolveLibraries, searchSubdirs, type LibraryResolution } from '../src/provenance/index';
 import { readFileSync } from 'node:fs';
 
-/** ldd's answer: needed name -> path (null for "not found"); the vdso and the interpreter line are left out. */
+/**
+ * ldd's answer: needed name -> path (null for "not found"). Objects named by a path
+ * (LD_PRELOAD entries, DT_NEEDED with a slash) print without "=>": path -> path.
+ * The vdso and the interpreter are left out.
+ */
 function ldd(exe: string, env: Record<string, string> = {}): Map<string, string | null> {
   const r = spawnSync('ldd', [exe], { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', LC_ALL: 'C', ...env } });
+  const interp = readElf(exe).interpreter;
   const out = new Map<string, string | null>();
   for (const line of r.stdout.split('\n')) {
     const m = /^\s*(\S+) => (?:(not found)|(\S+) \(0x[0-9a-f]+\))/.exec(line);
     if (m) out.set(m[1]!, m[2] ? null : m[3]!);
+    const p = /^\s*(\/\S+) \(0x[0-9a-f]+\)$/.exec(line);
+    if (p && p[1] !== interp) out.set(p[1]!, p[1]!);
   }
   return out;
 }
 
 /** The resolver's answer in ldd's shape. */
 function asLdd(r: LibraryResolution): Map<string, string | null> {
-  // ldd prints preloaded objects and the interpreter without "=>".
-  return new Map(r.libraries.filter((l) => l.how !== 'interpreter' && l.needed_by[0] !== 'LD_PRELOAD').map((l) => [l.name, l.path]));
+  return new Map(r.libraries.filter((l) => l.how !== 'interpreter').map((l) => [l.name, l.path]));
 }
 
 /** Runs a built program; it prints "<dladdr path of foo_build> <build tag>". */
@@ -36,6 +42,15 @@ function run(exe: string, env: Record<string, string> = {}): { path: string; bui
   const [path, build] = r.stdout.trim().split(' ');
   return { path: path!, build: build! };
 }
+
+/** What this machine's ld.so substitutes for $PLATFORM, from its own LD_DEBUG trace of /bin/true. */
+function glibcPlatform(): string {
+  const r = spawnSync('/bin/true', [], { encoding: 'utf8', env: { LD_DEBUG: 'libs', LD_LIBRARY_PATH: '/nonexistent/$PLATFORM' } });
+  return /\/nonexistent\/([^/:\s]+)/.exec(r.stderr)?.[1] ?? 'unknown';
+}
+
+/** This machine's ld.so searches legacy hwcap subdirectories (glibc < 2.37); ldd and the real run check the consequence. */
+const LEGACY_HWCAPS = loaderModel(readElf('/bin/true')).legacy_hwcaps.length > 0;
 
 const R = realpathSync(mkdtempSync(join(tmpdir(), 'tickwise-resolve-')));
 const dir = (d: string) => join(R, d);
@@ -80,6 +95,26 @@ int main() {
   const bar = [`-L${dir('C')}`, '-lbar', `-Wl,-rpath-link,${dir('A')}`];
   exe('app_bar_rpath', 'main_bar.cc', [...bar, '-Wl,--disable-new-dtags', '-Wl,-rpath,$ORIGIN/../C:$ORIGIN/../B']);
   exe('app_bar_runpath', 'main_bar.cc', [...bar, '-Wl,--enable-new-dtags', '-Wl,-rpath,$ORIGIN/../C:$ORIGIN/../B']);
+  // Dynamic string tokens: $PLATFORM and ${LIB} pick a directory by name; the A build sits in every candidate.
+  for (const d of ['P/haswell', 'P/x86_64', 'P/xeon_phi', 'L/lib/x86_64-linux-gnu', 'L/lib64', 'L/lib']) {
+    mkdirSync(dir(d), { recursive: true });
+    copyFileSync(dir('A/libfoo.so'), dir(`${d}/libfoo.so`));
+  }
+  exe('app_platform', 'main.cc', [`-L${dir('A')}`, '-lfoo', '-Wl,--enable-new-dtags', '-Wl,-rpath,$ORIGIN/../P/$PLATFORM']);
+  exe('app_lib', 'main.cc', [`-L${dir('A')}`, '-lfoo', '-Wl,--enable-new-dtags', '-Wl,-rpath,${ORIGIN}/../L/$LIB']);
+  // glibc-hwcaps: H/glibc-hwcaps/x86-64-v2 (the A build) is tried before H itself (the B build).
+  mkdirSync(dir('H/glibc-hwcaps/x86-64-v2'), { recursive: true });
+  copyFileSync(dir('B/libfoo.so'), dir('H/libfoo.so'));
+  copyFileSync(dir('A/libfoo.so'), dir('H/glibc-hwcaps/x86-64-v2/libfoo.so'));
+  // Legacy hwcaps (glibc < 2.37): T/x86_64 (the A build) is tried before T (the B build).
+  mkdirSync(dir('T/x86_64'), { recursive: true });
+  copyFileSync(dir('B/libfoo.so'), dir('T/libfoo.so'));
+  copyFileSync(dir('A/libfoo.so'), dir('T/x86_64/libfoo.so'));
+  // A DT_NEEDED with a slash: a library without DT_SONAME linked by its path.
+  gxx(['-shared', '-fPIC', '-o', dir('A/libnos.so'), dir('src/foo_a.cc')]);
+  exe('app_slash', 'main.cc', [dir('A/libnos.so')]);
+  // A symlink to a program: $ORIGIN is the directory of the real file.
+  symlinkSync(dir('bin/app_runpath'), dir('W/app_link'));
   // W holds a 32-bit i386 "libfoo.so": the loader must pass over it (wrong class), not fail.
   writeFileSync(dir('W/libfoo.so'), buildElf({ class_bits: 32, endian: 'little', machine: 3, soname: 'libfoo.so' }));
   // X holds a 64-bit AArch64 "libfoo.so": wrong machine, also passed over.
@@ -129,6 +164,13 @@ describe('resolveLibraries on programs the test builds: the file the loader real
     { exe: 'app_runpath', env: { LD_LIBRARY_PATH: 'W:X' }, foo: 'bin/../B/libfoo.so', how: 'runpath', build: 'FOO_BUILD_B' },
     // LD_PRELOAD: the preloaded file satisfies DT_NEEDED by its soname, whatever RPATH says.
     { exe: 'app_rpath', env: { LD_PRELOAD: 'A/libfoo.so' }, foo: 'A/libfoo.so', how: 'path', build: 'FOO_BUILD_A' },
+    { exe: 'app_platform', env: {}, foo: `bin/../P/${glibcPlatform()}/libfoo.so`, how: 'runpath', build: 'FOO_BUILD_A' },
+    { exe: 'app_lib', env: {}, foo: 'bin/../L/lib/x86_64-linux-gnu/libfoo.so', how: 'runpath', build: 'FOO_BUILD_A' },
+    { exe: 'app_plain', env: { LD_LIBRARY_PATH: 'H' }, foo: 'H/glibc-hwcaps/x86-64-v2/libfoo.so', how: 'ld_library_path', build: 'FOO_BUILD_A' },
+    LEGACY_HWCAPS
+      ? { exe: 'app_plain', env: { LD_LIBRARY_PATH: 'T' }, foo: 'T/x86_64/libfoo.so', how: 'ld_library_path', build: 'FOO_BUILD_A' }
+      : { exe: 'app_plain', env: { LD_LIBRARY_PATH: 'T' }, foo: 'T/libfoo.so', how: 'ld_library_path', build: 'FOO_BUILD_B' },
+    { exe: 'app_slash', env: { LD_LIBRARY_PATH: 'B' }, foo: 'A/libnos.so', how: 'path', build: 'FOO_BUILD_A' },
   ];
   const abs = (env: Record<string, string>) =>
     Object.fromEntries(
@@ -139,7 +181,7 @@ describe('resolveLibraries on programs the test builds: the file the loader real
       const env = abs(c.env);
       const exe = dir(`bin/${c.exe}`);
       const r = await resolveLibraries(exe, { env, markers: ['KERNEL_GEN_1', 'KERNEL_GEN_2'] });
-      const foo = r.libraries.find((l) => l.names.includes('libfoo.so'))!;
+      const foo = r.libraries.find((l) => l.names.includes('libfoo.so') || l.name.endsWith('/libnos.so'))!;
       expect(foo.path === null ? null : foo.path).toBe(c.foo === null ? null : `${R}/${c.foo}`);
       expect(foo.how).toBe(c.how);
       for (const [name, [path, how]] of Object.entries(c.extra ?? {})) {
@@ -160,6 +202,12 @@ describe('resolveLibraries on programs the test builds: the file the loader real
       }
     });
   }
+
+  it('a symlinked program: $ORIGIN is the real file\'s directory (the real run agrees)', async () => {
+    const r = await resolveLibraries(dir('W/app_link'), { env: {}, facts: false });
+    expect(r.libraries.find((l) => l.name === 'libfoo.so')).toMatchObject({ path: `${dir('bin')}/../B/libfoo.so`, how: 'runpath' });
+    expect(run(dir('W/app_link'))).toEqual({ path: `${dir('bin')}/../B/libfoo.so`, build: 'FOO_BUILD_B' });
+  });
 
   it('records the wrong-class and wrong-machine files it passed over', async () => {
     const r = await resolveLibraries(dir('bin/app_runpath'), { env: { LD_LIBRARY_PATH: `${dir('W')}:${dir('X')}:${dir('A')}` }, facts: false });
@@ -185,6 +233,23 @@ describe('resolveLibraries on programs the test builds: the file the loader real
     const r = await resolveLibraries('/bin/ls', { env: {}, ld_so_cache: dir('no-such-cache'), facts: false });
     expect(r.libraries.find((l) => l.name === 'libc.so.6')).toMatchObject({ path: '/lib/x86_64-linux-gnu/libc.so.6', how: 'default' });
     expect(r.notes.join('\n')).toMatch(/no .*no-such-cache: ld\.so searches only the default dirs/);
+  });
+});
+
+describe('the loader model agrees with the loader\'s own trace', () => {
+  it('subdirectories tried under each directory (glibc-hwcaps, legacy hwcaps) equal LD_DEBUG=libs\' search path', () => {
+    const r = spawnSync('/bin/true', [], { encoding: 'utf8', env: { LD_DEBUG: 'libs', LD_LIBRARY_PATH: '/nonexistent/x' } });
+    const traced = /search path=(\S+)\s+\(LD_LIBRARY_PATH\)/.exec(r.stderr)![1]!.split(':');
+    const model = loaderModel(readElf('/bin/true'));
+    expect(model.platform).toBe(glibcPlatform());
+    const ours = searchSubdirs(model.hwcaps_subdirs, model.legacy_hwcaps).map((sub) => `/nonexistent/x/${sub}`.replace(/\/$/, ''));
+    expect(ours).toEqual(traced);
+  });
+
+  it('the default dirs equal ld.so --help\'s system search path', () => {
+    const help = execFileSync('/lib64/ld-linux-x86-64.so.2', ['--help'], { encoding: 'utf8' });
+    const dirs = [...help.matchAll(/^\s+(\S+) \(system search path\)$/gm)].map((m) => m[1]);
+    expect(loaderModel(readElf('/bin/true')).default_dirs).toEqual(dirs);
   });
 });
 

@@ -27,7 +27,7 @@ export async function provenanceOf(path: string, opts: ProvenanceOptions = {}): 
   const envUsed = { LD_LIBRARY_PATH: env['LD_LIBRARY_PATH'] ?? null, LD_PRELOAD: env['LD_PRELOAD'] ?? null };
   if (!isElfFile(path)) {
     const facts = opts.facts === false ? null : await fileFacts(path, opts.markers ?? []);
-    return { executable: path, kind: 'file', elf: null, facts, env: envUsed, libraries: [], notes: [] };
+    return { executable: path, kind: 'file', elf: null, facts, loader: null, env: envUsed, libraries: [], notes: [] };
   }
   const elf = readElf(path);
   const deps = opts.deps ?? 'auto';
@@ -38,7 +38,7 @@ export async function provenanceOf(path: string, opts: ProvenanceOptions = {}): 
     return r;
   }
   const facts = opts.facts === false ? null : await fileFacts(path, opts.markers ?? [], { elf });
-  return { executable: path, kind, elf: elfSummary(elf), facts, env: envUsed, libraries: [], notes: [] };
+  return { executable: path, kind, elf: elfSummary(elf), facts, loader: null, env: envUsed, libraries: [], notes: [] };
 }
 
 function isElfFile(path: string): boolean {

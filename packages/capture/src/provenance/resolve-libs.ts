@@ -17,14 +17,15 @@
  *     4. /etc/ld.so.cache (unless DF_1_NODEFLIB keeps system dirs out)
  *     5. the default dirs (unless DF_1_NODEFLIB)
  *   Each directory of 1, 2, 3 and 5 is tried under its glibc-hwcaps
- *   subdirectories (x86-64-v4, -v3, -v2) first, then as itself.
+ *   subdirectories (x86-64-v4, -v3, -v2) first, then (glibc < 2.37) under
+ *   the legacy hwcap subdirectories (tls/haswell/x86_64, ...), then as itself.
  *
  * `$ORIGIN` is the directory of the object whose path list it is in (for the
  * executable: its realpath's directory; for a library: the directory of the
  * path it was opened by, not canonicalized); `$LIB` and `$PLATFORM` come from
- * options with defaults for the machine. What this does not model: legacy
- * hwcap subdirectories (tls/, haswell/, ...; gone in glibc 2.37), secure
- * (setuid) mode, dlopen() at run time, and audit modules.
+ * options with defaults for the machine ({@link loaderModel}). What this does
+ * not model: secure (setuid) mode, dlopen() at run time, audit modules,
+ * legacy hwcap bits of ld.so.cache entries, and legacy hwcaps off x86-64.
  */
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, resolve as resolvePath } from 'node:path';
@@ -98,8 +99,26 @@ export interface LibraryResolution {
   env: { LD_LIBRARY_PATH: string | null; LD_PRELOAD: string | null };
   /** The libraries, in load order (interpreter first, then breadth-first). */
   libraries: ResolvedLibrary[];
+  /** What was assumed about the loader (from options or detected); null when nothing was resolved. */
+  loader: LoaderModel | null;
   /** Things to know about this answer (no cache, assumptions made, ...). */
   notes: string[];
+}
+
+/** The loader facts the resolution depends on. */
+export interface LoaderModel {
+  /** glibc minor version read from the interpreter (`36` for 2.36); null when unknown. */
+  glibc_minor: number | null;
+  /** `$PLATFORM`. */
+  platform: string;
+  /** `$LIB`. */
+  lib: string;
+  /** glibc-hwcaps subdirectory names, best first. */
+  hwcaps_subdirs: string[];
+  /** Legacy hwcap components. */
+  legacy_hwcaps: string[];
+  /** Default directories. */
+  default_dirs: string[];
 }
 
 /** What a file is, for provenance. */
@@ -162,8 +181,14 @@ export interface ResolveOptions {
   ld_so_preload?: string | null;
   /** The loader's default dirs. Default: by machine (Debian multiarch dirs when present). */
   default_dirs?: readonly string[];
-  /** glibc-hwcaps subdirectory names in priority order. Default: x86-64 levels this CPU supports (x86-64 only). */
+  /** glibc-hwcaps subdirectory names in priority order. Default: x86-64 levels this CPU supports (x86-64 with glibc >= 2.33 only). */
   hwcaps_subdirs?: readonly string[];
+  /**
+   * Legacy hwcap subdirectory components (glibc < 2.37), e.g. `["tls", "haswell", "avx512_1", "x86_64"]`;
+   * every combination is tried, largest first, as `ld.so --help` lists them. Default: derived for x86-64
+   * from the interpreter's glibc version and this CPU; none elsewhere.
+   */
+  legacy_hwcaps?: readonly string[];
   /** Expansion of `$LIB`. Default: by machine. */
   lib?: string;
   /** Expansion of `$PLATFORM`. Default: by machine (`x86_64`, `aarch64`, ...; glibc 2.26-2.36 on x86-64 may say `haswell`). */
@@ -206,10 +231,9 @@ export async function resolveLibraries(executable: string, opts: ResolveOptions 
   const exeElf = readElf(abs(executable));
   if (exeElf.dynamic === null) notes.push(msg.notExecutable());
   const target: Machine = { class_bits: exeElf.class_bits, machine: exeElf.machine, endian: exeElf.endian, flags: exeElf.flags };
-  const platform = opts.platform ?? defaultPlatform(target);
-  const lib = opts.lib ?? defaultLib(target);
-  const hwcaps = opts.hwcaps_subdirs ?? defaultHwcaps(target);
-  const defaultDirs = opts.default_dirs ?? defaultDirsFor(target);
+  const model = loaderModel(exeElf, opts);
+  const { platform, lib, default_dirs: defaultDirs, hwcaps_subdirs: hwcaps } = model;
+  const subdirs = searchSubdirs(hwcaps, model.legacy_hwcaps);
 
   let exeReal: string | null = null;
   try {
@@ -327,7 +351,7 @@ export async function resolveLibraries(executable: string, opts: ResolveOptions 
 
   /** Tries one directory (hwcaps subdirs first). */
   const tryDir = (dir: string, name: string, rejected: RejectedCandidate[]) => {
-    for (const sub of [...hwcaps.map((h) => `glibc-hwcaps/${h}/`), '']) {
+    for (const sub of subdirs) {
       const cand = dir + sub + name;
       const v = verify(cand);
       if (v === null) continue;
@@ -513,10 +537,66 @@ export async function resolveLibraries(executable: string, opts: ResolveOptions 
     kind: elfKind(exeElf),
     elf: elfSummary(exeElf),
     facts: exeFacts,
+    loader: model,
     env: { LD_LIBRARY_PATH: env['LD_LIBRARY_PATH'] ?? null, LD_PRELOAD: env['LD_PRELOAD'] ?? null },
     libraries: rows,
     notes,
   };
+}
+
+/**
+ * The subdirectories ld.so tries under each search directory, in order:
+ * `glibc-hwcaps/<level>/` for each level, then every combination of the
+ * legacy components (largest first, as a binary count down), then the
+ * directory itself (`""`).
+ */
+export function searchSubdirs(hwcaps: readonly string[], legacy: readonly string[]): string[] {
+  const out = hwcaps.map((h) => `glibc-hwcaps/${h}/`);
+  const n = legacy.length;
+  for (let mask = (1 << n) - 1; mask > 0; mask--) {
+    const parts = legacy.filter((_, i) => (mask & (1 << (n - 1 - i))) !== 0);
+    out.push(parts.join('/') + '/');
+  }
+  out.push('');
+  return out;
+}
+
+/** The loader facts for this program: options first, else detected from its interpreter and this machine. */
+export function loaderModel(exe: ElfInfo, opts: ResolveOptions = {}): LoaderModel {
+  const m: Machine = { class_bits: exe.class_bits, machine: exe.machine, endian: exe.endian, flags: exe.flags };
+  const glibcMinor = exe.interpreter === null ? null : glibcMinorOf(exe.interpreter);
+  const platform = opts.platform ?? defaultPlatform(m);
+  const x86Host = m.machine === 62 && m.class_bits === 64 && process.arch === 'x64';
+  let legacy: string[] = [];
+  if (opts.legacy_hwcaps) legacy = [...opts.legacy_hwcaps];
+  else if (x86Host && glibcMinor !== null && glibcMinor < 37) {
+    const cpu = cpuInfo();
+    const intel = cpu?.vendor === 'GenuineIntel';
+    const has = (xs: string[]) => cpu !== null && xs.every((x) => cpu.flags.has(x));
+    // sysdeps/x86: HWCAP_X86_AVX512_1 on Intel with AVX512CD, BW, DQ, VL but not ER; "tls" always; platform only if named.
+    const avx512 = intel && has(['avx512cd', 'avx512bw', 'avx512dq', 'avx512vl']) && !has(['avx512er']);
+    legacy = ['tls', ...(platform === 'haswell' || platform === 'xeon_phi' ? [platform] : []), ...(avx512 ? ['avx512_1'] : []), 'x86_64'];
+  }
+  const hwcaps = opts.hwcaps_subdirs ? [...opts.hwcaps_subdirs] : glibcMinor !== null && glibcMinor < 33 ? [] : defaultHwcaps(m);
+  return {
+    glibc_minor: glibcMinor,
+    platform,
+    lib: opts.lib ?? defaultLib(m),
+    hwcaps_subdirs: hwcaps,
+    legacy_hwcaps: legacy,
+    default_dirs: [...(opts.default_dirs ?? defaultDirsFor(m))],
+  };
+}
+
+/** The glibc minor version an interpreter says it is ("... release version 2.36."), or null. */
+function glibcMinorOf(interp: string): number | null {
+  try {
+    const text = readFileSync(interp).toString('latin1');
+    const v = /release version 2\.(\d+)/.exec(text);
+    return v ? Number(v[1]) : null;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -609,10 +689,22 @@ function defaultLib(m: Machine): string {
   return m.class_bits === 64 ? 'lib64' : 'lib';
 }
 
+/**
+ * `$PLATFORM` as ld.so sets it: AT_PLATFORM from the kernel, which glibc's
+ * x86 `init_cpu_features` (2.26+) overrides on Intel CPUs with "haswell"
+ * (AVX2, FMA, BMI1, BMI2, LZCNT, MOVBE, POPCNT) or "xeon_phi"; AMD keeps "x86_64".
+ */
 function defaultPlatform(m: Machine): string {
   switch (m.machine) {
-    case 62:
+    case 62: {
+      if (m.class_bits !== 64 || process.arch !== 'x64') return 'x86_64';
+      const cpu = cpuInfo();
+      if (cpu === null || cpu.vendor !== 'GenuineIntel') return 'x86_64';
+      const has = (xs: string[]) => xs.every((x) => cpu.flags.has(x));
+      if (has(['avx512cd', 'avx512er', 'avx512pf'])) return 'xeon_phi';
+      if (has(['avx2', 'fma', 'bmi1', 'bmi2', 'abm', 'movbe', 'popcnt'])) return 'haswell';
       return 'x86_64';
+    }
     case 3:
       return 'i686';
     case 183:
@@ -624,18 +716,23 @@ function defaultPlatform(m: Machine): string {
   }
 }
 
+/** Vendor and flags of the first CPU in /proc/cpuinfo; null when unreadable. */
+function cpuInfo(): { vendor: string; flags: Set<string> } | null {
+  try {
+    const info = readFileSync('/proc/cpuinfo', 'utf8');
+    const flags = /^flags\s*:(.*)$/m.exec(info)?.[1] ?? '';
+    return { vendor: /^vendor_id\s*:\s*(\S+)/m.exec(info)?.[1] ?? '', flags: new Set(flags.trim().split(/\s+/)) };
+  } catch {
+    return null;
+  }
+}
+
 /** x86-64 ISA levels this CPU supports (from /proc/cpuinfo), best first, as glibc-hwcaps names. */
 function defaultHwcaps(m: Machine): string[] {
   if (m.machine !== 62 || m.class_bits !== 64 || process.arch !== 'x64') return [];
-  let flags: Set<string>;
-  try {
-    const info = readFileSync('/proc/cpuinfo', 'utf8');
-    const line = /^flags\s*:(.*)$/m.exec(info);
-    if (!line) return [];
-    flags = new Set(line[1]!.trim().split(/\s+/));
-  } catch {
-    return [];
-  }
+  const cpu = cpuInfo();
+  if (cpu === null) return [];
+  const flags = cpu.flags;
   const all = (xs: string[]) => xs.every((x) => flags.has(x));
   const v2 = all(['cx16', 'lahf_lm', 'popcnt', 'pni', 'sse4_1', 'sse4_2', 'ssse3']);
   const v3 = v2 && all(['avx', 'avx2', 'bmi1', 'bmi2', 'f16c', 'fma', 'abm', 'movbe', 'xsave']);

@@ -97,6 +97,10 @@ export function formatProvenance(res: LibraryResolution, markers: readonly strin
   if (res.kind === 'executable' || res.libraries.length > 0) {
     for (const k of LOADER_VARS) lines.push(`  ${k}=${res.env[k] ?? ''}${res.env[k] === null ? ' (unset)' : ''}`);
   }
+  const m = res.loader;
+  if (m) {
+    lines.push(`  loader: glibc ${m.glibc_minor === null ? 'version unknown' : `2.${m.glibc_minor}`}, $PLATFORM=${m.platform}, $LIB=${m.lib}, default dirs ${m.default_dirs.join(':')}`);
+  }
   const cols = ['name', 'how', 'path', 'mtime', 'size_bytes', 'build_id', 'sha256', ...markers.map((m) => `"${m}"`)];
   lines.push('', formatTable(cols, provenanceRows(res, markers)));
   const notFound = res.libraries.filter((l) => l.path === null);
