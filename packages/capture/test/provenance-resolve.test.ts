@@ -209,6 +209,19 @@ describe('resolveLibraries on programs the test builds: the file the loader real
     expect(run(dir('W/app_link'))).toEqual({ path: `${dir('bin')}/../B/libfoo.so`, build: 'FOO_BUILD_B' });
   });
 
+  it('a file that is not ELF where the loader looks first: the real loader stops there, and so does the listing', async () => {
+    mkdirSync(dir('Z'), { recursive: true });
+    writeFileSync(dir('Z/libfoo.so'), '/* GNU ld script */\nINPUT(libfoo.so.1)\n'.repeat(4));
+    mkdirSync(dir('Z2'), { recursive: true });
+    writeFileSync(dir('Z2/libfoo.so'), 'short\n');
+    for (const [z, reason] of [['Z', 'invalid ELF header'], ['Z2', 'file too short']] as const) {
+      const env = { LD_LIBRARY_PATH: `${dir(z)}:${dir('A')}` };
+      const r = await resolveLibraries(dir('bin/app_runpath'), { env });
+      expect(r.libraries.find((l) => l.name === 'libfoo.so')).toMatchObject({ path: `${dir(z)}/libfoo.so`, loader_error: reason, facts: null });
+      expect(run(dir('bin/app_runpath'), env)).toEqual({ error: expect.stringContaining(`${dir(z)}/libfoo.so: ${reason}`) });
+    }
+  });
+
   it('records the wrong-class and wrong-machine files it passed over', async () => {
     const r = await resolveLibraries(dir('bin/app_runpath'), { env: { LD_LIBRARY_PATH: `${dir('W')}:${dir('X')}:${dir('A')}` }, facts: false });
     const foo = r.libraries.find((l) => l.name === 'libfoo.so')!;

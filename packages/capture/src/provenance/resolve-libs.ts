@@ -300,6 +300,8 @@ export async function resolveLibraries(executable: string, opts: ResolveOptions 
       return null; // ENOENT and friends: the loader moves on
     }
     if (!st.isFile()) return null;
+    // open_verify reads sizeof (ElfW(Ehdr)) bytes first; fewer is fatal.
+    if (st.size < (target.class_bits === 64 ? 64 : 52)) return { ok: false, fatal: true, reason: 'file too short' };
     let elf: ElfInfo;
     try {
       elf = readElf(p);

@@ -106,6 +106,7 @@ export function formatProvenance(res: LibraryResolution, markers: readonly strin
   const notFound = res.libraries.filter((l) => l.path === null);
   if (notFound.length) lines.push('', `not found: ${notFound.map((l) => `${l.name} (needed by ${l.needed_by[0]})`).join(', ')}`);
   for (const l of res.libraries) for (const r of l.rejected) lines.push(`passed over ${r.path}: ${r.reason}`);
+  for (const l of res.libraries) if (l.loader_error) lines.push(`loader error: ${l.path}: ${l.loader_error} (ld.so stops here: the program would not start)`);
   for (const n of res.notes) lines.push(`note: ${n}`);
   return lines.join('\n');
 }
