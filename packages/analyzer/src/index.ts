@@ -1,2 +1,2 @@
 /** @tickwise/analyzer: Analyses over the store: segments, gaps, overlap, kernels, row-group cost, checks. */
-export {};
+export * from './checks/index';

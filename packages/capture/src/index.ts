@@ -11,3 +11,4 @@ export * from './formats';
 export * from './open-inputs';
 export * from './llama-bench';
 export * from './provenance/index';
+export * from './provenance-store';

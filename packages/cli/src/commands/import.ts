@@ -1,15 +1,25 @@
 import { stat } from 'node:fs/promises';
 import type { CommandModule } from 'yargs';
-import { importInput } from '@tickwise/capture';
+import { importInput, importWallRefs, provenanceOf, storeProvenance, type LibraryResolution } from '@tickwise/capture';
 import { withAtomicStore } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import { importOptions, withJson, type InputArgs } from '../options';
 import { formatJson, log, out } from '../output';
 import { importProgress } from '../progress';
+import { loaderEnv } from './provenance';
 
 interface Args extends InputArgs {
   db: string;
   label?: string;
+  wall?: string;
+  'provenance-of'?: string;
+  env?: string[];
+  marker?: string[];
+}
+
+/** A repeatable string option's value(s) as a list. */
+function toList(v: unknown): string[] {
+  return (Array.isArray(v) ? v : [v]).map(String);
 }
 
 /** `tickwise import <files...> --db run.duckdb`: atomic import into a store. */
@@ -24,10 +34,20 @@ export const importCommand: CommandModule<object, Args> = {
         .option('format', { type: 'string', describe: 'input format (default: detected from content)' })
         .option('tick-hz', { type: 'string', describe: 'assume a tick rate (e.g. 100MHz) for devices with no time base' })
         .option('device-kind', { type: 'string', choices: ['gpu', 'npu', 'cpu'], describe: 'device kind when the source does not say' })
-        .option('label', { type: 'string', describe: 'label for the capture' }),
+        .option('label', { type: 'string', describe: 'label for the capture' })
+        .option('wall', { type: 'string', requiresArg: true, describe: 'llama-bench output (-o csv|json|jsonl|md|sql): wall-clock references tied to each imported capture' })
+        .option('provenance-of', { type: 'string', requiresArg: true, describe: 'the program that made the captures: store the libraries it loads (path, mtime, build-id, sha256, markers) with each' })
+        // repeated flags, not `array: true`: an array option would swallow the inputs after it
+        .option('env', { type: 'string', requiresArg: true, coerce: toList, describe: 'with --provenance-of: the loader environment the program ran with, K=V (LD_LIBRARY_PATH, LD_PRELOAD)' })
+        .option('marker', { type: 'string', requiresArg: true, coerce: toList, describe: 'with --provenance-of: count this string in every library (a kernel-generation tag)' }),
     ) as never,
   handler: async (args) => {
     if (!/\.(duckdb|db)$/i.test(args.db)) throw new TickwiseError('usage', `--db ${args.db}: a store file ends in .duckdb`);
+    if ((args.env || args.marker) && !args['provenance-of']) throw new TickwiseError('usage', '--env and --marker go with --provenance-of <program>');
+    // resolve before touching the store: a bad program leaves it as it was
+    const provenance: LibraryResolution | null = args['provenance-of']
+      ? await provenanceOf(args['provenance-of'], { env: loaderEnv(args.env), markers: args.marker ?? [] })
+      : null;
     const results = await withAtomicStore(args.db, async (store) => {
       const done = [];
       for (const input of args.inputs) {
@@ -36,7 +56,10 @@ export const importCommand: CommandModule<object, Args> = {
         bar.watch(store);
         try {
           const opts = { ...importOptions(args, bar.phase), ...(args.label ? { label: args.label } : {}) };
-          done.push({ input, ...(await importInput(store, input, opts)) });
+          const r = await importInput(store, input, opts);
+          const wall_refs = args.wall ? (await importWallRefs(store, args.wall, r.capture_id)).refs.length : 0;
+          const provenance_files = provenance ? await storeProvenance(store, r.capture_id, provenance) : 0;
+          done.push({ input, ...r, wall_refs, provenance_files });
         } finally {
           bar.stop();
         }
@@ -48,7 +71,9 @@ export const importCommand: CommandModule<object, Args> = {
       return;
     }
     for (const r of results) {
-      out(`imported ${r.input} as capture ${r.capture_id} (${r.format}): ${r.records} records, ${r.dispatches} dispatches, ${r.diagnostics} diagnostics`);
+      out(`imported ${r.input} as capture ${r.capture_id} (${r.format}): ${r.records} records, ${r.dispatches} dispatches, ${r.diagnostics} diagnostics` +
+        (args.wall ? `, ${r.wall_refs} wall reference(s) from ${args.wall}` : '') +
+        (provenance ? `, provenance of ${provenance.executable} (${r.provenance_files} file(s))` : ''));
     }
     log(`store: ${args.db}  (tickwise info ${args.db}; tickwise sql ${args.db} "select ...")`);
   },

@@ -1,5 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { ceilingCommand } from './ceiling';
+import { checkCommand } from './check';
 import { importCommand } from './import';
 import { infoCommand } from './info';
 import { sqlCommand } from './sql';
@@ -10,4 +11,5 @@ export const COMMANDS: CommandModule<object, never>[] = [
   infoCommand as CommandModule<object, never>,
   sqlCommand as CommandModule<object, never>,
   ceilingCommand as CommandModule<object, never>,
+  checkCommand as CommandModule<object, never>,
 ];

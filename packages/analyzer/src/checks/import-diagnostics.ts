@@ -1,0 +1,56 @@
+/**
+ * Rules over what the import noticed (`diagnostics`) and the rows it kept:
+ * `dropped-records` (the producer lost or truncated records, or the stream
+ * stops before its session end) and `invalid-events` (events left out of
+ * time math).
+ */
+import { at, checkMessages as msg } from './messages';
+import { round } from './factor';
+import { captureFilter } from './sql';
+import { defineRule, type Finding } from './types';
+
+/** Diagnostic codes that mean records are missing. */
+export const MISSING_RECORD_CODES = ['dropped-records', 'truncated-chunk', 'no-session-end', 'truncated-record'] as const;
+
+/** `dropped-records`. */
+export const droppedRecords = defineRule({
+  code: 'dropped-records',
+  shape: { capture_id: 'number', n: 'number', first_message: 'string', file: 'string?', first_line: 'number?', dropped: 'bigint?' },
+  sql: (scope) => `SELECT capture_id, count(*) AS n, arg_min(message, coalesce(line, 0)) AS first_message, min(file) AS file, min(line) AS first_line,
+      sum(TRY_CAST(regexp_extract(message, '(\\d+) dropped record', 1) AS BIGINT))::BIGINT AS dropped
+    FROM diagnostics WHERE ${captureFilter(scope)} AND code IN (${MISSING_RECORD_CODES.map((c) => `'${c}'`).join(', ')})
+    GROUP BY capture_id ORDER BY capture_id`,
+  evaluate: (rows) =>
+    rows.map((r): Finding => ({
+      code: 'dropped-records', severity: 'warning', capture_id: r.capture_id,
+      message: msg.dropped(r.capture_id, r.n, r.first_message, at(r.file, r.first_line)), advice: msg.droppedAdvice(),
+      diagnostics: r.n, dropped_records: r.dropped, file: r.file, line: r.first_line,
+    })),
+});
+
+/** `invalid-events`. */
+export const invalidEvents = defineRule({
+  code: 'invalid-events',
+  shape: { capture_id: 'number', dispatches: 'number', invalid: 'number', diagnostics: 'number', first_message: 'string?', file: 'string?', first_line: 'number?' },
+  sql: (scope) => `SELECT c.capture_id,
+      (SELECT count(*) FROM dispatches x WHERE x.capture_id = c.capture_id) AS dispatches,
+      (SELECT count(*) FROM dispatches x WHERE x.capture_id = c.capture_id AND NOT x.valid) AS invalid,
+      (SELECT count(*) FROM diagnostics g WHERE g.capture_id = c.capture_id AND g.code = 'invalid-events') AS diagnostics,
+      (SELECT arg_min(g.message, coalesce(g.line, 0)) FROM diagnostics g WHERE g.capture_id = c.capture_id AND g.code = 'invalid-events') AS first_message,
+      (SELECT min(g.file) FROM diagnostics g WHERE g.capture_id = c.capture_id AND g.code = 'invalid-events') AS file,
+      (SELECT min(g.line) FROM diagnostics g WHERE g.capture_id = c.capture_id AND g.code = 'invalid-events') AS first_line
+    FROM captures c WHERE ${captureFilter(scope, 'c')} ORDER BY c.capture_id`,
+  evaluate: (rows, { thresholds: t }) => {
+    const out: Finding[] = [];
+    for (const r of rows) {
+      if (r.invalid === 0 && r.diagnostics === 0) continue;
+      const share = r.dispatches > 0 ? r.invalid / r.dispatches : 0;
+      out.push({
+        code: 'invalid-events', severity: share >= t.invalid_events_error_fraction ? 'error' : 'warning', capture_id: r.capture_id,
+        message: msg.invalid(r.capture_id, r.invalid, r.dispatches, share, r.first_message ?? '', at(r.file, r.first_line)), advice: msg.invalidAdvice(),
+        invalid_dispatches: r.invalid, dispatches: r.dispatches, invalid_fraction: round(share, 4), diagnostics: r.diagnostics, file: r.file, line: r.first_line,
+      });
+    }
+    return out;
+  },
+});

@@ -1,0 +1,25 @@
+/**
+ * Every check rule, by code. A `Record<CheckCode, CheckRule>`: a new code
+ * in `CheckCode` breaks the build until it has a rule here.
+ */
+import { clockFitPoor, noTimeBase, tickFrequencyMismatch } from './clock';
+import { durationUnitMismatch } from './durations';
+import { droppedRecords, invalidEvents } from './import-diagnostics';
+import { coldFirstPass, wallClockMismatch } from './passes';
+import { mixedBuilds, noProvenance, staleLibrary } from './provenance';
+import type { CheckCode, CheckRule } from './types';
+
+/** The rules, in the order findings are reported. */
+export const CHECK_RULES: Record<CheckCode, CheckRule> = {
+  'no-time-base': noTimeBase,
+  'tick-frequency-mismatch': tickFrequencyMismatch,
+  'duration-unit-mismatch': durationUnitMismatch,
+  'clock-fit-poor': clockFitPoor,
+  'wall-clock-mismatch': wallClockMismatch,
+  'stale-library': staleLibrary,
+  'mixed-builds': mixedBuilds,
+  'no-provenance': noProvenance,
+  'cold-first-pass': coldFirstPass,
+  'dropped-records': droppedRecords,
+  'invalid-events': invalidEvents,
+};
