@@ -35,6 +35,7 @@ export function ceilingSpec(r: CeilingResult): VegaLiteSpec {
       if (c.speedup_at_required_tile !== null) lines.push({ npu_groups: c.npu_groups, speedup: r6(c.speedup_at_required_tile), series: reqLabel });
     }
   }
+  const series = reqLabel === null ? [todayLabel] : [todayLabel, reqLabel];
   const x = { field: 'npu_groups', type: 'quantitative', title: 'groups on the NPU (k)', axis: { tickMinStep: 1 } };
   const y = { field: 'speedup', type: 'quantitative', title: 'per-GEMM speedup (x)' };
   const layers: Record<string, unknown>[] = [
@@ -44,8 +45,14 @@ export function ceilingSpec(r: CeilingResult): VegaLiteSpec {
       encoding: {
         x,
         y,
-        color: { field: 'series', type: 'nominal', title: null, legend: { orient: 'bottom', labelLimit: 400 } },
-        strokeDash: { field: 'series', type: 'nominal', legend: null },
+        color: {
+          field: 'series',
+          type: 'nominal',
+          title: null,
+          legend: { orient: 'bottom', direction: 'vertical', labelLimit: 400 },
+          scale: { domain: series, range: ['#4c78a8', '#f58518'].slice(0, series.length) },
+        },
+        strokeDash: { field: 'series', type: 'nominal', title: null, scale: { domain: series, range: [[1, 0], [6, 3]].slice(0, series.length) } },
         tooltip: [
           { field: 'series', type: 'nominal' },
           { field: 'npu_groups', type: 'quantitative', title: 'k' },
@@ -110,6 +117,7 @@ export function ceilingSpec(r: CeilingResult): VegaLiteSpec {
 
   const panels: Record<string, unknown>[] = [{ width: 420, height: 260, layer: layers }];
   if (r.required_npu_tile_ms !== null && r.target_speedup !== null && r.required?.npu_tile_ms_now != null) {
+    const forTarget = `for ${formatSpeedup(r.target_speedup)}`;
     panels.push({
       width: 140,
       height: 260,
@@ -117,7 +125,7 @@ export function ceilingSpec(r: CeilingResult): VegaLiteSpec {
       data: {
         values: [
           { tile: 'today', tile_ms: r6(r.required.npu_tile_ms_now) },
-          { tile: `for ${formatSpeedup(r.target_speedup)}`, tile_ms: r6(r.required_npu_tile_ms) },
+          { tile: forTarget, tile_ms: r6(r.required_npu_tile_ms) },
         ],
       },
       layer: [
@@ -126,7 +134,7 @@ export function ceilingSpec(r: CeilingResult): VegaLiteSpec {
           encoding: {
             x: { field: 'tile', type: 'nominal', sort: null, title: null, axis: { labelAngle: 0 } },
             y: { field: 'tile_ms', type: 'quantitative', title: 'ms per tile' },
-            color: { field: 'tile', type: 'nominal', legend: null, scale: { range: ['#4c78a8', '#e45756'] } },
+            color: { field: 'tile', type: 'nominal', legend: null, scale: { domain: ['today', forTarget], range: ['#4c78a8', '#e45756'] } },
           },
         },
         {
@@ -149,5 +157,7 @@ export function ceilingSpec(r: CeilingResult): VegaLiteSpec {
         (r.end_to_end_speedup !== null && r.splittable_fraction !== null ? `; end-to-end ${formatSpeedup(r.end_to_end_speedup)}` : ''),
     },
     hconcat: panels,
+    // the line colours (series) and the bar colours (today / required) are different things
+    resolve: { scale: { color: 'independent', strokeDash: 'independent' }, legend: { color: 'independent', strokeDash: 'independent' } },
   };
 }

@@ -77,7 +77,9 @@ describe('sync overhead and partial groups', () => {
     const r = ceiling({ rows: 8192, gpu: constantCost(0.4), npu: constantCost(6.0), sync_overhead_ms: 1, target_speedup: 1.15 });
     expect(r.npu_groups).toBe(0);
     expect(r.speedup).toBe(1);
-    expect(r.required_npu_tile_ms).toBeCloseTo((12.8 / 1.15 - 1) / 5, 12);
+    // budget 11.13 - 1 = 10.13 ms: the iGPU's share fits from k = 7 (25 x 0.4 = 10.0)
+    expect(r.required_npu_groups).toBe(7);
+    expect(r.required_npu_tile_ms).toBeCloseTo((12.8 / 1.15 - 1) / 7, 12);
     const r2 = ceiling({ rows: 8192, gpu: constantCost(0.4), npu: constantCost(6.0), sync_overhead_ms: 12, target_speedup: 1.15 });
     expect(r2.required!.feasible).toBe(false);
     expect(r2.required_npu_tile_ms).toBeNull();
