@@ -18,6 +18,8 @@ import type { CheckScope, CheckSegment, CheckThresholds } from './types';
 
 /** How many of the longest gaps per device are considered for cuts. */
 export const MAX_CUT_CANDIDATES = 64;
+/** At most this many cuts when every gap is a cut. */
+export const MAX_ALL_GAP_CUTS = 16;
 
 /**
  * The longest idle gaps (between the union's busy blocks) of each
@@ -30,21 +32,27 @@ export function topGapsSql(scope: CheckScope, limit = MAX_CUT_CANDIDATES + 1): s
   g AS (SELECT capture_id, device, prev_end AS gap_start_ns, start_ns AS gap_end_ns, start_ns - prev_end AS gap_ns
         FROM o WHERE start_ns > prev_end),
   r AS (SELECT *, row_number() OVER (PARTITION BY capture_id, device ORDER BY gap_ns DESC, gap_start_ns) AS rk,
-        count(*) OVER (PARTITION BY capture_id, device) AS gap_count FROM g)
-  SELECT capture_id, device, gap_start_ns, gap_end_ns, gap_ns, gap_count FROM r WHERE rk <= ${Math.trunc(limit)}
-  ORDER BY capture_id, device, rk`;
+        count(*) OVER (PARTITION BY capture_id, device) AS gap_count FROM g),
+  n AS (SELECT capture_id, device, count(*) AS dispatches FROM d GROUP BY capture_id, device)
+  SELECT r.capture_id, r.device, r.gap_start_ns, r.gap_end_ns, r.gap_ns, r.gap_count, n.dispatches
+  FROM r JOIN n ON n.capture_id = r.capture_id AND n.device = r.device WHERE r.rk <= ${Math.trunc(limit)}
+  ORDER BY r.capture_id, r.device, r.rk`;
 }
 
 /** Row shape of {@link topGapsSql}. */
 export const TOP_GAPS_SHAPE = {
-  capture_id: 'number', device: 'number', gap_start_ns: 'bigint', gap_end_ns: 'bigint', gap_ns: 'bigint', gap_count: 'number',
+  capture_id: 'number', device: 'number', gap_start_ns: 'bigint', gap_end_ns: 'bigint', gap_ns: 'bigint', gap_count: 'number', dispatches: 'number',
 } as const;
 
 /**
- * How many of the longest gaps are cuts, given them longest first and the
- * device's total gap count. Pure.
+ * How many of the longest gaps are cuts, given them longest first, the
+ * device's total gap count and dispatch count. Pure. Cutting at every gap
+ * (back-to-back dispatches inside a pass leave no gap to compare with) is
+ * allowed only for a few cuts whose segments keep four dispatches each on
+ * average; otherwise every submission of a capture without in-pass gaps
+ * would become a segment.
  */
-export function chooseCuts(gapsDesc: readonly bigint[], gapCount: number, t: Pick<CheckThresholds, 'segment_gap_min_ns' | 'segment_gap_jump_ratio'>): number {
+export function chooseCuts(gapsDesc: readonly bigint[], gapCount: number, dispatches: number, t: Pick<CheckThresholds, 'segment_gap_min_ns' | 'segment_gap_jump_ratio'>): number {
   let best = 0;
   let bestRatio = 0;
   for (let k = 1; k <= gapsDesc.length && k <= MAX_CUT_CANDIDATES; k++) {
@@ -52,7 +60,7 @@ export function chooseCuts(gapsDesc: readonly bigint[], gapCount: number, t: Pic
     if (g < t.segment_gap_min_ns) break;
     let ratio: number;
     if (k < gapsDesc.length) ratio = gapsDesc[k]! > 0n ? Number(g) / Number(gapsDesc[k]!) : Number.POSITIVE_INFINITY;
-    else if (gapCount === k) ratio = Number.POSITIVE_INFINITY;
+    else if (gapCount === k && k <= MAX_ALL_GAP_CUTS && dispatches >= 4 * (k + 1)) ratio = Number.POSITIVE_INFINITY;
     else continue; // the next gap was not fetched
     if (ratio >= t.segment_gap_jump_ratio && ratio > bestRatio) {
       best = k;
@@ -63,7 +71,7 @@ export function chooseCuts(gapsDesc: readonly bigint[], gapCount: number, t: Pic
 }
 
 /** Cut times (the first start after each cut gap) per (capture, device), from {@link topGapsSql}'s rows. */
-export function cutsFromGaps(rows: readonly { capture_id: number; device: number; gap_end_ns: bigint; gap_ns: bigint; gap_count: number }[], t: CheckThresholds): { capture_id: number; device: number; cut_ns: bigint }[] {
+export function cutsFromGaps(rows: readonly { capture_id: number; device: number; gap_end_ns: bigint; gap_ns: bigint; gap_count: number; dispatches: number }[], t: CheckThresholds): { capture_id: number; device: number; cut_ns: bigint }[] {
   const by = new Map<string, typeof rows[number][]>();
   for (const r of rows) {
     const k = `${r.capture_id}:${r.device}`;
@@ -73,7 +81,7 @@ export function cutsFromGaps(rows: readonly { capture_id: number; device: number
   }
   const cuts: { capture_id: number; device: number; cut_ns: bigint }[] = [];
   for (const list of by.values()) {
-    const k = chooseCuts(list.map((r) => r.gap_ns), list[0]!.gap_count, t);
+    const k = chooseCuts(list.map((r) => r.gap_ns), list[0]!.gap_count, list[0]!.dispatches, t);
     for (const r of list.slice(0, k)) cuts.push({ capture_id: r.capture_id, device: r.device, cut_ns: r.gap_end_ns });
   }
   return cuts;

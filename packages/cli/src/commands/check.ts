@@ -15,7 +15,8 @@ const FIXED = new Set(['code', 'severity', 'message', 'capture_id', 'device', 'a
 
 function numbers(f: Finding): string {
   return Object.entries(f)
-    .filter(([k, v]) => !FIXED.has(k) && v !== null && v !== undefined && typeof v !== 'string')
+    // paths and long labels are in the message; short labels (factor, test) are numbers' company
+    .filter(([k, v]) => !FIXED.has(k) && v !== null && v !== undefined && (typeof v !== 'string' || (v.length <= 32 && !v.includes('/'))))
     .map(([k, v]) => `${k}=${String(v)}`)
     .join(' ');
 }
