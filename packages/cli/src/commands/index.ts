@@ -6,6 +6,11 @@ import { infoCommand } from './info';
 import { sqlCommand } from './sql';
 import { provenanceCommand } from './provenance';
 import { pinCommand } from './pin';
+import { segmentsCommand } from './segments';
+import { gapsCommand } from './gaps';
+import { overlapCommand } from './overlap';
+import { kernelsCommand } from './kernels';
+import { costCommand } from './cost';
 
 /** Every verb of the CLI, in help order. */
 export const COMMANDS: CommandModule<object, never>[] = [
@@ -16,4 +21,9 @@ export const COMMANDS: CommandModule<object, never>[] = [
   checkCommand as CommandModule<object, never>,
   provenanceCommand as CommandModule<object, never>,
   pinCommand as CommandModule<object, never>,
+  segmentsCommand as CommandModule<object, never>,
+  gapsCommand as CommandModule<object, never>,
+  overlapCommand as CommandModule<object, never>,
+  kernelsCommand as CommandModule<object, never>,
+  costCommand as CommandModule<object, never>,
 ];

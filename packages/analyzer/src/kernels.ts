@@ -1,0 +1,55 @@
+/**
+ * Per-kernel statistics per device: count, total, share of busy time (of the
+ * union, not of summed time), mean, median, p10/p90, min/max, in ns.
+ */
+import type { Store } from '@tickwise/store';
+import { planAnalysis } from './plan';
+import type { SelectionOptions } from './selection';
+import { KERNEL_ROW_SHAPE } from './shapes';
+import { kernelStatsSql } from './sql/kernels';
+import { selectionSql } from './sql/selection';
+
+/** One kernel on one device. */
+export interface KernelStat {
+  readonly capture_id: number;
+  readonly device: number;
+  readonly kernel: string;
+  readonly count: number;
+  readonly total_ns: bigint;
+  /** total_ns / the device's busy_ns (union of all its dispatches). */
+  readonly share_of_busy: number | null;
+  readonly mean_ns: number;
+  readonly median_ns: number;
+  readonly p10_ns: number;
+  readonly p90_ns: number;
+  readonly min_ns: bigint;
+  readonly max_ns: bigint;
+}
+
+/** Result of {@link kernelStats}. */
+export interface KernelStatsResult {
+  readonly segment: string;
+  readonly excluded_dispatches: number;
+  readonly percentiles: string;
+  readonly devices: readonly { capture_id: number; device: number; kind: string; dispatches: number; busy_ns: bigint }[];
+  readonly kernels: readonly KernelStat[];
+}
+
+/** Per-kernel statistics of every selected device, largest total first. */
+export async function kernelStats(store: Store, opts: SelectionOptions = {}): Promise<KernelStatsResult> {
+  const plan = await planAnalysis(store, opts);
+  const devices: KernelStatsResult['devices'][number][] = [];
+  const kernels: KernelStat[] = [];
+  for (const d of plan.devices) {
+    const rows = await store.query(KERNEL_ROW_SHAPE, kernelStatsSql(selectionSql(plan.spec, { capture_id: d.capture_id, device: d.device, queue: null })));
+    devices.push({ capture_id: d.capture_id, device: d.device, kind: d.kind, dispatches: rows.reduce((a, r) => a + r.count, 0), busy_ns: rows[0]?.busy_ns ?? 0n });
+    for (const { busy_ns: _busy, ...r } of rows) kernels.push({ capture_id: d.capture_id, device: d.device, ...r });
+  }
+  return {
+    segment: plan.segment,
+    excluded_dispatches: plan.excluded_dispatches,
+    percentiles: 'linear interpolation between order statistics (quantile_cont)',
+    devices,
+    kernels,
+  };
+}

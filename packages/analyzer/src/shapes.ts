@@ -1,0 +1,84 @@
+/**
+ * Row shapes of everything the analyzer reads out of DuckDB, declared once
+ * and checked where rows leave the database (`store.query(shape, sql)`):
+ * a BIGINT never turns into a JS number by accident.
+ */
+
+/** `sourceInventorySql` rows. */
+export const SOURCE_INVENTORY_SHAPE = {
+  capture_id: 'number', device: 'number', time_source: 'string', rows: 'number', usable: 'number',
+  invalid: 'number', no_time: 'number', queues: 'number', min_queue: 'number?', no_queue: 'number',
+} as const;
+
+/** Capture facts for plans and provenance lines. */
+export const CAPTURE_SHAPE = {
+  capture_id: 'number', path: 'string', label: 'string?', format: 'string', producer: 'string?', sha256: 'string?',
+  timeline: 'string', schema_version: 'number?',
+} as const;
+
+/** Device facts for plans. */
+export const DEVICE_SHAPE = { capture_id: 'number', device: 'number', kind: 'string', name: 'string?', time_base: 'string' } as const;
+
+/** Queues present in a selection. */
+export const QUEUE_SHAPE = { capture_id: 'number', device: 'number', queue: 'number?', dispatches: 'number' } as const;
+
+/** `gapScopeSql`'s one row. */
+export const GAP_SCOPE_SHAPE = {
+  dispatches: 'number', segments: 'number', first_start_ns: 'bigint?', last_end_ns: 'bigint?', span_ns: 'bigint', sum_dur_ns: 'bigint',
+  dispatches_without_submission: 'number', gap_count: 'number', gap_idle_ns: 'bigint', max_gap_ns: 'bigint?',
+  over_count: 'number', over_idle_ns: 'bigint', between_count: 'number', between_idle_ns: 'bigint',
+  between_over_count: 'number', between_over_idle_ns: 'bigint', histogram: 'json?',
+} as const;
+
+/** One histogram bucket inside {@link GAP_SCOPE_SHAPE}. */
+export const GAP_BUCKET_SHAPE = {
+  bucket: 'number', lo_ns: 'bigint', hi_ns: 'bigint', count: 'number', idle_ns: 'bigint', between_count: 'number', between_idle_ns: 'bigint',
+} as const;
+
+/** `gapListSql` rows. */
+export const GAP_ROW_SHAPE = { segment: 'number', start_ns: 'bigint', end_ns: 'bigint', gap_ns: 'bigint', between_submissions: 'boolean' } as const;
+
+/** `overlapDeviceSql`'s one row. */
+export const OVERLAP_DEVICE_SHAPE = {
+  dispatches: 'number', sum_dur_ns: 'bigint', busy_ns: 'bigint', multi_inflight_ns: 'bigint', cross_submission_inflight_ns: 'bigint',
+  overlapping_dispatches: 'number', max_in_flight: 'number',
+} as const;
+
+/** `pairUnionSql`'s one row. */
+export const PAIR_UNION_SHAPE = { union_ns: 'bigint' } as const;
+
+/** `kernelStatsSql` rows. */
+export const KERNEL_ROW_SHAPE = {
+  kernel: 'string', count: 'number', total_ns: 'bigint', share_of_busy: 'number?', mean_ns: 'number', median_ns: 'number',
+  p10_ns: 'number', p90_ns: 'number', min_ns: 'bigint', max_ns: 'bigint', busy_ns: 'bigint',
+} as const;
+
+/** `segmentRowsSql` table size. */
+export const COUNT_SHAPE = { n: 'number' } as const;
+
+/** `longestGapsSql` rows. */
+export const LONG_GAP_SHAPE = { pos: 'number', gap_ns: 'bigint' } as const;
+
+/** `periodicSql`'s one row. */
+export const PERIODIC_SHAPE = { blocks: 'number', distinct_blocks: 'number' } as const;
+
+/** `periodBoundariesSql`'s one row. */
+export const PERIOD_BOUNDARIES_SHAPE = { gaps: 'number', boundaries: 'number', min_gap_ns: 'bigint?' } as const;
+
+/** `segmentSummarySql` rows. */
+export const SEGMENT_SUMMARY_SHAPE = {
+  segment: 'number', dispatch_count: 'number', start_ns: 'bigint', end_ns: 'bigint', gap_before_ns: 'bigint?',
+  first_submission_id: 'string?', last_submission_id: 'string?', sequence_hash: 'string',
+} as const;
+
+/** `matchedKernelsSql` rows. */
+export const MATCHED_KERNEL_SHAPE = { capture_id: 'number', device: 'number', kernel: 'string?', dispatch_count: 'number', total_ns: 'bigint' } as const;
+
+/** `durationStatsSql`'s one row. */
+export const DURATION_STATS_SHAPE = {
+  dispatch_count: 'number', total_ns: 'bigint', mean_ns: 'number?', median_ns: 'number?', p10_ns: 'number?', p90_ns: 'number?',
+  min_ns: 'bigint?', max_ns: 'bigint?',
+} as const;
+
+/** `durationStatsBySegmentSql` rows. */
+export const SEGMENT_DURATION_SHAPE = { segment: 'number', dispatch_count: 'number', total_ns: 'bigint', mean_ns: 'number', median_ns: 'number' } as const;

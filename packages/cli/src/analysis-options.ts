@@ -1,0 +1,65 @@
+/**
+ * Options and output helpers shared by the analysis verbs (segments, gaps,
+ * overlap, kernels, cost): which captures/devices/segments to read, and the
+ * provenance header every human output starts with.
+ */
+import type { Argv } from 'yargs';
+import { captureFacts, provenanceLines, type CaptureFacts, type SelectionOptions } from '@tickwise/analyzer';
+import type { Store } from '@tickwise/store';
+import { formatNs, TickwiseError } from '@tickwise/time';
+import { withInputs, withJson, type InputArgs } from './options';
+
+/** Arguments of an analysis verb. */
+export interface AnalysisArgs extends InputArgs {
+  capture?: number | undefined;
+  device?: number | undefined;
+  segment?: string | undefined;
+  reps?: number | undefined;
+}
+
+/** Adds inputs, `--json`, `--capture`, `--device`, `--segment`, `--reps`. */
+export function withAnalysis<T>(y: Argv<T>): Argv<T & AnalysisArgs> {
+  return withJson(withInputs(y))
+    .option('capture', { type: 'number', describe: 'only this capture id (tickwise info lists them)' })
+    .option('device', { type: 'number', describe: 'only this device ordinal' })
+    .option('segment', {
+      type: 'string',
+      default: 'all',
+      describe: 'all | first | last | steady (all but the first) | N (index as tickwise segments lists it, 0 = first)',
+    })
+    .option('reps', { type: 'number', describe: 'the capture holds this many repetitions (prefills); default: detected' }) as unknown as Argv<T & AnalysisArgs>;
+}
+
+/** Selection options from parsed arguments. */
+export function selectionOptions(args: AnalysisArgs): SelectionOptions {
+  for (const [name, v] of [['capture', args.capture], ['device', args.device]] as const) {
+    if (v !== undefined && !(Number.isSafeInteger(v) && v >= 0)) throw new TickwiseError('usage', `--${name}: ${v} is not a capture/device number`);
+  }
+  return { captureId: args.capture, device: args.device, segment: args.segment, reps: args.reps };
+}
+
+/** Provenance lines of the captures a result talks about. */
+export async function header(store: Store, captureIds: Iterable<number>): Promise<string> {
+  return provenanceLines(store, captureIds);
+}
+
+/** Provenance facts for a JSON result. */
+export async function captures(store: Store, captureIds: Iterable<number>): Promise<CaptureFacts[]> {
+  return captureFacts(store, captureIds);
+}
+
+/** A duration for humans ("1.234 ms"); '-' for none. */
+export function dur(v: bigint | number | null | undefined): string {
+  if (v === null || v === undefined) return '-';
+  return typeof v === 'bigint' ? formatNs(v) : formatNs(BigInt(Math.round(v)));
+}
+
+/** A fraction as a percentage ("12.43 %"); '-' for none. */
+export function pct(v: number | null | undefined): string {
+  return v === null || v === undefined ? '-' : `${(v * 100).toFixed(2)} %`;
+}
+
+/** A note on excluded rows, or nothing. */
+export function excludedNote(n: number): string {
+  return n > 0 ? `\n${n} dispatch row${n === 1 ? '' : 's'} left out of time math (valid = false or no time); tickwise info lists them` : '';
+}
