@@ -1,2 +1,20 @@
-/** @tickwise/report: Vega-Lite specs, HTML/Markdown reports, Perfetto export, notebooks. */
-export {};
+/**
+ * @tickwise/report: what a person looks at. Perfetto (Chrome trace JSON)
+ * and Parquet exports, Vega-Lite specs as pure functions, the self-contained
+ * HTML and Markdown reports, and notebooks (Markdown with SQL and Vega-Lite
+ * cells) run against a store.
+ */
+export * from './messages';
+export * from './json-text';
+export * from './lanes';
+export * from './stream-rows';
+export * from './perfetto-json';
+export * from './parquet-export';
+export * from './html/escape';
+export * from './html/markdown';
+export * from './html/table';
+export * from './html/page';
+export * from './html/vendor';
+export * from './notebook/parse';
+export * from './notebook/run';
+export * from './notebook/render';
