@@ -4,7 +4,7 @@
  * (`no-time-base`), and a fit too loose for the durations it times
  * (`clock-fit-poor`).
  */
-import { factorName, nearPowerOfTen, round } from './factor';
+import { nearPowerOfTen, round } from './factor';
 import { checkMessages as msg } from './messages';
 import { captureFilter, chosenDispatchesSql } from './sql';
 import { defineRule, type Finding } from './types';
@@ -54,7 +54,7 @@ export const tickFrequencyMismatch = defineRule({
         diff_ppm: Math.round(diff * 1e6),
         fit_slope_uncertainty_ppm: r.slope_uncertainty_ppm === null ? null : round(r.slope_uncertainty_ppm, 4),
         clock_samples: r.clock_samples,
-        factor: factor ?? factorName(ratio, t.power_of_ten_tolerance_fraction),
+        ...(factor ? { factor } : {}),
         used: 'tick_hz_fitted',
       });
     }

@@ -2,12 +2,14 @@ import type { CommandModule } from 'yargs';
 import { readLlamaBench, readPin } from '@tickwise/capture';
 import { hasErrors, runChecks, type Finding } from '@tickwise/analyzer';
 import type { Store } from '@tickwise/store';
+import { TickwiseError } from '@tickwise/time';
 import { withInputs, withJson, withStore, type InputArgs } from '../options';
 import { formatJson, formatTable, out } from '../output';
 
 interface Args extends InputArgs {
   pin?: string;
   wall?: string;
+  'wall-capture'?: string;
 }
 
 /** The fixed fields of a finding; the rest are its numbers. */
@@ -53,7 +55,23 @@ export async function formatFindings(store: Store, findings: readonly Finding[])
 }
 
 /**
- * `tickwise check <input> [--pin pin.json] [--wall bench.csv] [--json]`:
+ * The capture `--wall` is about: one reference describes one run, so not
+ * every capture of a store (an NPU capture beside an iGPU one is not the
+ * prefill llama-bench timed). null: all of them.
+ */
+async function wallCapture(store: Store, given: string | undefined): Promise<number | null> {
+  if (given === 'all') return null;
+  const ids = (await store.query({ capture_id: 'number' }, 'SELECT capture_id FROM captures ORDER BY capture_id')).map((r) => r.capture_id);
+  if (given === undefined) return ids[0] ?? null;
+  const id = Number(given);
+  if (!Number.isInteger(id) || !ids.includes(id)) {
+    throw new TickwiseError('usage', `--wall-capture ${given}: not a capture of this input (captures: ${ids.join(', ') || 'none'}; or "all")`);
+  }
+  return id;
+}
+
+/**
+ * `tickwise check <input> [--pin pin.json] [--wall bench.csv [--wall-capture N|all]] [--json]`:
  * runs every check rule and prints its findings (code, severity, numbers,
  * what to do). Exit 1 when any finding is an error.
  */
@@ -64,12 +82,19 @@ export const checkCommand: CommandModule<object, Args> = {
     withJson(
       withInputs(y)
         .option('pin', { type: 'string', requiresArg: true, describe: 'a pin (tickwise pin ... --out pin.json) to compare recorded libraries against' })
-        .option('wall', { type: 'string', requiresArg: true, describe: 'llama-bench output (-o csv|json|jsonl|md|sql) to compare segment spans against' }),
+        .option('wall', { type: 'string', requiresArg: true, describe: 'llama-bench output (-o csv|json|jsonl|md|sql) to compare a capture\'s segment spans against' })
+        .option('wall-capture', { type: 'string', requiresArg: true, describe: 'the capture id --wall is about (default: the first capture), or "all"' }),
     ) as never,
   handler: async (args) => {
     const pin = args.pin ? readPin(args.pin) : undefined;
-    const wallRefs = args.wall ? (await readLlamaBench(args.wall)).refs : undefined;
+    const refs = args.wall ? (await readLlamaBench(args.wall)).refs : undefined;
+    if (args['wall-capture'] !== undefined && !refs) throw new TickwiseError('usage', '--wall-capture goes with --wall <llama-bench output>');
     await withStore(args, async (store) => {
+      const wallRefs = refs ? refs.map((r) => ({ ...r, capture_id: null as number | null })) : undefined;
+      if (wallRefs) {
+        const target = await wallCapture(store, args['wall-capture']);
+        for (const r of wallRefs) r.capture_id = target;
+      }
       const findings = await runChecks(store, { ...(pin ? { pin } : {}), ...(wallRefs ? { wallRefs } : {}) });
       out(args.json ? formatJson({ findings }) : await formatFindings(store, findings));
       if (hasErrors(findings)) process.exitCode = 1;
