@@ -1,6 +1,8 @@
 /**
- * A minimal segment splitter for the checks, until the analyzer's own
- * `resolveSegments` is exported: a capture of several passes (llama-bench
+ * The checks' own segment splitter, used where the analyzer's
+ * `resolveSegments` refuses a capture (a device without a time base beside
+ * timed ones), and the per-segment busy-time query every check uses. A
+ * capture of several passes (llama-bench
  * repetitions, prefills) shows them as runs of dispatches separated by gaps
  * far longer than any gap inside a pass. The cuts are the k longest gaps,
  * for the k where the k-th longest gap is at least `segment_gap_jump_ratio`
