@@ -3,6 +3,11 @@ import { TickwiseError } from '@tickwise/time';
 import type { Store } from '@tickwise/store';
 import { importIreeperfJsonl, type ImportOptions, type ImportResult } from './ireeperf-jsonl';
 import { openSource, type SourceFile } from './source-file';
+import { importRocprofCsv, importRocprofJson, sniffRocprofCsv, sniffRocprofJson } from './rocprofv3';
+import { importRocpd, sniffRocpd } from './rocpd';
+import { importChromeTrace, sniffChromeTrace } from './chrome-trace';
+import { importHeteroMosaic, sniffHeteroMosaic } from './heteromosaic-jsonl';
+import { importHrxDeviceProfile, sniffHrxDeviceProfile } from './hrx-device-profile';
 
 /** A capture reader: puts one source into the store. */
 export type Reader = (store: Store, src: SourceFile, opts: ImportOptions) => Promise<ImportResult>;
@@ -24,6 +29,36 @@ export const FORMATS: Record<string, FormatSpec> = {
     description: "IREE's `iree-profile export --format=ireeperf-jsonl` stream (schema 15, and derived variants)",
     read: importIreeperfJsonl,
     sniff: (head) => /"record_type"\s*:/.test(head) && /ireeperf-jsonl|"schema_version"/.test(head),
+  },
+  'rocprofv3-csv': {
+    description: "rocprofv3's kernel trace CSV (`--kernel-trace --output-format csv`, or rocpd2csv's out_kernel_trace.csv): ns on CLOCK_BOOTTIME",
+    read: importRocprofCsv,
+    sniff: (head) => sniffRocprofCsv(head),
+  },
+  'rocprofv3-json': {
+    description: "rocprofv3's JSON output (`--output-format json`, results.json): kernel dispatches, HIP/HSA/marker API calls, memory copies",
+    read: importRocprofJson,
+    sniff: (head) => sniffRocprofJson(head),
+  },
+  rocpd: {
+    description: "rocprofv3's rocpd SQLite database (`<pid>_results.db`, the default output since ROCm 7)",
+    read: importRocpd,
+    sniff: (head) => sniffRocpd(head),
+  },
+  'chrome-trace': {
+    description: 'Chrome trace JSON (Trace Event Format: Perfetto JSON, PyTorch/Kineto .pt.trace.json[.gz]): ts/dur in microseconds',
+    read: importChromeTrace,
+    sniff: (head) => sniffChromeTrace(head),
+  },
+  'heteromosaic-jsonl': {
+    description: 'HeteroMosaic-style stage trace JSON lines (run_id, chunk_id, layer_id, stage, start_ts_us, end_ts_us; steady clock)',
+    read: importHeteroMosaic,
+    sniff: (head) => sniffHeteroMosaic(head),
+  },
+  'hrx-device-profile': {
+    description: "the hrx runtime's DeviceProfile JSON (frequency_hz, intervals of start_tick/end_tick)",
+    read: importHrxDeviceProfile,
+    sniff: (head) => sniffHrxDeviceProfile(head),
   },
 };
 

@@ -1,11 +1,31 @@
+import { closeSync, openSync, readSync } from 'node:fs';
 import { Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import { importInput } from './formats';
 import type { ImportOptions, ImportResult } from './ireeperf-jsonl';
 
-/** True when a path names a tickwise store rather than a capture. */
+/**
+ * True when a path names a tickwise store rather than a capture. A `.db`
+ * that is an SQLite file is a capture: rocprofv3 writes its rocpd database
+ * as `<pid>_results.db`.
+ */
 export function isStorePath(p: string): boolean {
-  return /\.(duckdb|db)$/i.test(p);
+  if (/\.duckdb$/i.test(p)) return true;
+  return /\.db$/i.test(p) && !isSqliteFile(p);
+}
+
+function isSqliteFile(p: string): boolean {
+  try {
+    const fd = openSync(p, 'r');
+    try {
+      const buf = Buffer.alloc(16);
+      return readSync(fd, buf, 0, 16, 0) === 16 && buf.toString('latin1') === 'SQLite format 3\u0000';
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -1,0 +1,147 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { DeviceKind, Store } from '@tickwise/store';
+import type { Diagnostic } from './ireeperf-jsonl';
+
+/**
+ * The rows every reader writes besides its events: the `captures` row, the
+ * `devices` rows, `diagnostics`, `assumptions` and `conditions`, plus the
+ * small SQL and temp-file helpers the readers share.
+ */
+
+/** The `captures` row of one import. */
+export interface CaptureRow {
+  readonly capture_id: number;
+  readonly path: string;
+  readonly format: string;
+  readonly schema_version?: number | null;
+  readonly sha256: string;
+  readonly size_bytes: number;
+  readonly producer: string | null;
+  readonly label: string;
+  /** A {@link Timeline} key. */
+  readonly timeline: string;
+  readonly session_status?: string | null;
+  readonly record_count: number;
+}
+
+/** Inserts the `captures` row. */
+export async function insertCapture(store: Store, row: CaptureRow): Promise<void> {
+  await store.run(
+    `INSERT INTO captures (capture_id, path, format, schema_version, sha256, size_bytes, imported_at, producer, label, timeline, session_status, record_count)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+    [
+      row.capture_id, row.path, row.format, row.schema_version ?? null, row.sha256, row.size_bytes, new Date().toISOString(),
+      row.producer, row.label, row.timeline, row.session_status ?? null, row.record_count,
+    ],
+  );
+}
+
+/** Inserts a capture's diagnostics, each with the file and (where known) line. */
+export async function insertDiagnostics(store: Store, captureId: number, file: string, diags: readonly Diagnostic[]): Promise<void> {
+  for (const d of diags) {
+    await store.run(`INSERT INTO diagnostics VALUES ($1, $2, $3, $4, $5, $6)`, [captureId, d.severity, d.code, d.message, file, d.line ?? null]);
+  }
+}
+
+/** A `devices` row for a device whose times are host ns or declared-frequency ticks. */
+export interface DeviceRow {
+  readonly capture_id: number;
+  readonly device: number;
+  readonly kind: DeviceKind;
+  readonly name: string | null;
+  /** A `TimeSource` key. */
+  readonly time_base: string;
+  readonly tick_hz_declared?: number | null;
+  readonly tick_hz_used?: number | null;
+  readonly fit_method?: string | null;
+  readonly fit_base_tick?: bigint | null;
+  readonly fit_base_ns?: bigint | null;
+  readonly fit_ns_per_tick_num?: bigint | null;
+}
+
+/** Inserts a `devices` row (no clock fit: host-timed or declared frequency). */
+export async function insertDevice(store: Store, d: DeviceRow): Promise<void> {
+  await store.run(
+    `INSERT INTO devices (capture_id, device, kind, name, tick_hz_declared, tick_hz_used, time_base, fit_method, fit_base_tick, fit_base_ns, fit_ns_per_tick_num, clock_samples)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::HUGEINT, $10::HUGEINT, $11::HUGEINT, 0)`,
+    [
+      d.capture_id, d.device, d.kind, d.name, d.tick_hz_declared ?? null, d.tick_hz_used ?? null, d.time_base, d.fit_method ?? null,
+      d.fit_base_tick?.toString() ?? null, d.fit_base_ns?.toString() ?? null, d.fit_ns_per_tick_num?.toString() ?? null,
+    ],
+  );
+}
+
+/** Records an assumption the import made (a clock relation, a unit, a frequency). */
+export async function insertAssumption(store: Store, captureId: number, device: number | null, what: string, value: string, note: string): Promise<void> {
+  await store.run(`INSERT INTO assumptions VALUES ($1, $2, $3, $4, $5)`, [captureId, device, what, value, note]);
+}
+
+/** Records a condition of the capture (host, command, producer setting). */
+export async function insertCondition(store: Store, captureId: number, key: string, value: string | null, unit: string | null = null, note: string | null = null): Promise<void> {
+  await store.run(`INSERT INTO conditions VALUES ($1, $2, $3, $4, $5)`, [captureId, key, value, unit, note]);
+}
+
+/** The last path component. */
+export function baseName(p: string): string {
+  return p.split('/').pop() ?? p;
+}
+
+/** A SQL string literal. */
+export function sqlString(s: string): string {
+  return `'${s.replaceAll("'", "''")}'`;
+}
+
+/** DuckDB's compression argument for a source's compression. */
+export function duckdbCompression(c: string): string {
+  return c === 'none' ? 'uncompressed' : c;
+}
+
+/** DuckDB reports a failing JSON record as "line N". */
+export function duckdbLine(message: string): number | undefined {
+  const m = /line (\d+)/.exec(message);
+  return m ? Number(m[1]) : undefined;
+}
+
+/** A DuckDB error message without its class prefixes, file name and line. */
+export function cleanDuckdbMessage(message: string): string {
+  return message
+    .replace(/^query failed: /, '')
+    .replace(/(Invalid Input|Conversion|Binder|Parser) Error: /g, '')
+    .replace(/ in file "[^"]*"/, '')
+    .replace(/,? (at byte \d+ )?in (line|record\/line) \d+:?/, ':')
+    .split('\n')[0]!
+    .trim();
+}
+
+/** A device kind from free text (a process name, an agent type, a stage name), or null. */
+export function deviceKindFromText(text: string | null | undefined): DeviceKind | null {
+  const s = (text ?? '').toLowerCase();
+  if (/\b(npu|aie|xdna|ipu)\w*/.test(s) || s.includes('npu')) return 'npu';
+  if (/gpu|radeon|gfx\d|igpu|\bhip\b|cuda/.test(s)) return 'gpu';
+  if (/\bcpu\b|host/.test(s)) return 'cpu';
+  return null;
+}
+
+/** Runs `fn` with a fresh temporary directory, removed afterwards. */
+export async function withTempDir<T>(prefix: string, fn: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  try {
+    return await fn(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * SQL turning a record line written by `scanJsonRecords` back into the
+ * source's JSON text: the leading `_line`/`_i` keys and the trailing exact
+ * `_<key>`/`_<key>_text` keys come off by text, so number texts stay as
+ * written (re-serialising through a JSON value would round them).
+ */
+export function sourceJsonSql(col: string, exactKeys: readonly string[]): string {
+  const keys = exactKeys.map((k) => k.replace(/[^A-Za-z0-9_]/g, '')).join('|');
+  const lead = `regexp_replace(${col}::VARCHAR, '^\\{"_line":[0-9]+,"_i":\\[[0-9,]*\\],?', '{')`;
+  return keys ? `regexp_replace(${lead}, '(,"_(${keys})(_text)?":(null|"([^"\\\\]|\\\\.)*"))+\\}$', '}')::JSON` : `${lead}::JSON`;
+}

@@ -1,0 +1,318 @@
+import { join } from 'node:path';
+import { QueryError, type Store } from '@tickwise/store';
+import { NS_PER, TickwiseError, decimalToNs, type TimeUnit } from '@tickwise/time';
+import type { Diagnostic, ImportOptions, ImportResult } from './ireeperf-jsonl';
+import {
+  baseName, cleanDuckdbMessage, duckdbLine, insertAssumption, insertCapture, insertCondition, insertDevice, insertDiagnostics, sourceJsonSql, sqlString,
+  withTempDir,
+} from './capture-rows';
+import { scanJsonRecords, sourceLineOf } from './json-records';
+import { sha256File, type SourceFile } from './source-file';
+import { traceMessages } from './trace-messages';
+import './reader-options';
+
+/**
+ * Chrome trace JSON (the Trace Event Format: Perfetto's JSON, chrome://tracing,
+ * PyTorch profiler / Kineto `*.pt.trace.json[.gz]`). Either `{"traceEvents":
+ * [...], ...}` or a bare `[...]` of events (its closing `]` optional). `ts`,
+ * `dur` are MICROseconds, often with a fraction; they are converted to ns
+ * from their decimal text (never through a double), rounding half away from
+ * zero at the nanosecond. `displayTimeUnit` only says how to display.
+ *
+ * ```
+ * file (.json/.json.gz) --scanJsonRecords: events to NDJSON, ts/dur text -> exact ns (decimalToNs)
+ *   --DuckDB read_json--> tw_ct
+ *   X (ts+dur) and B/E (paired per pid/tid) --> spans
+ *     kernels (cat "kernel", or any span in a GPU/NPU process) --> dispatches
+ *     gpu_memcpy/gpu_memset --> host_events (kind = cat, device set)
+ *     other spans, instants --> host_events;  C --> metric_samples
+ *     M, flows, async, objects, unmatched E --> raw_records (nothing dropped)
+ * ```
+ * The clock: Kineto's `baseTimeNanoseconds` makes the timeline CLOCK_REALTIME;
+ * otherwise the trace does not say, and `traceClock` names it (else the
+ * capture is on its own `unknown` timeline).
+ */
+
+/** Top-level keys kept as metadata. */
+const META_KEYS = ['displayTimeUnit', 'baseTimeNanoseconds', 'traceName', 'schemaVersion', 'otherData', 'deviceProperties', 'distributedInfo', 'metadata'] as const;
+
+/** Event fields read as exact text. */
+const EXACT = ['ts', 'dur', 'tts', 'tdur'] as const;
+
+/** SQL: a device kind from a process name (NULL for host processes). */
+const KIND_OF = (x: string) =>
+  `CASE WHEN regexp_matches(lower(coalesce(${x}, '')), 'npu|aie|xdna|\\bipu') THEN 'npu' WHEN regexp_matches(lower(coalesce(${x}, '')), 'gpu|radeon|gfx[0-9]|\\bhip\\b|cuda') THEN 'gpu' END`;
+
+/** Categories that are not device kernels even inside a device process. */
+const NOT_KERNEL = `memcpy|memset|annotation|runtime|driver|cpu_op|python|user|ac2g|flow|overhead|trace`;
+
+function unquote(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const v: unknown = JSON.parse(text);
+    return typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'bigint' ? text : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Imports a Chrome trace JSON file (plain or gzip). See the module comment
+ * for the mapping; every problem with an event becomes a diagnostic with its
+ * line, and the event is kept (valid = false, or in raw_records).
+ */
+export async function importChromeTrace(store: Store, src: SourceFile, opts: ImportOptions = {}): Promise<ImportResult> {
+  const diags: Diagnostic[] = [];
+  const sha = sha256File(src.path);
+  sha.catch(() => undefined);
+  const unit: TimeUnit = opts.traceTimeUnit ?? 'us';
+  const nsPerUnit = NS_PER[unit];
+  opts.onProgress?.('scanning');
+  return withTempDir('tickwise-chrome-', async (dir) => {
+    const out = join(dir, 'events.ndjson');
+    const scan = await scanJsonRecords(src, {
+      mode: 'document',
+      records: [{
+        paths: [['[]'], ['traceEvents', '[]']],
+        out,
+        exactKeys: EXACT,
+        convert: (_key, text) => decimalToNs(text, nsPerUnit)?.toString() ?? null,
+      }],
+      capture: META_KEYS.map((k) => [k]),
+    });
+    for (const i of scan.issues) diags.push(i);
+    const records = scan.counts[0]!;
+    if (records === 0) throw new TickwiseError('empty-input', traceMessages.noEvents(), { file: src.displayPath, line: 1 });
+    const meta = (k: string) => scan.captured.get(k);
+    const displayUnit = unquote(meta('displayTimeUnit'));
+    const baseText = unquote(meta('baseTimeNanoseconds'));
+    const base = baseText !== undefined && /^-?\d+$/.test(baseText) ? BigInt(baseText) : undefined;
+    const kineto = base !== undefined || meta('deviceProperties') !== undefined || meta('distributedInfo') !== undefined || /pytorch|kineto/i.test(meta('traceName') ?? '');
+
+    try {
+      opts.onProgress?.('reading events');
+      await store.run('DROP TABLE IF EXISTS tw_ct');
+      try {
+        await store.run(`CREATE TEMP TABLE tw_ct AS SELECT * FROM read_json(${sqlString(out)}, format = 'newline_delimited',
+          columns = {_line: 'BIGINT', ph: 'VARCHAR', name: 'VARCHAR', cat: 'VARCHAR', pid: 'VARCHAR', tid: 'VARCHAR', id: 'VARCHAR',
+            _ts: 'VARCHAR', _ts_text: 'VARCHAR', _dur: 'VARCHAR', _dur_text: 'VARCHAR', args: 'JSON'},
+          maximum_object_size = 268435456)`);
+      } catch (e) {
+        if (!(e instanceof QueryError)) throw e;
+        throw new TickwiseError('bad-record', traceMessages.badRecord(cleanDuckdbMessage(e.message)), {
+          file: src.displayPath, line: sourceLineOf(scan.lines[0]!, duckdbLine(e.message)), cause: e,
+        });
+      }
+      const captureId = await store.nextCaptureId();
+
+      // ---- the clock ----
+      let timeline: string;
+      let timeSource: string;
+      let shift = 0n; // added to every ts
+      const clock = opts.traceClock ?? (kineto && (base !== undefined || (await looksEpoch(store))) ? 'realtime' : undefined);
+      if (opts.traceClock) {
+        await insertAssumption(store, captureId, null, 'trace_clock', opts.traceClock, traceMessages.traceClockGiven(opts.traceClock));
+      }
+      if (base !== undefined) {
+        shift += base;
+        await insertAssumption(store, captureId, null, 'clock_relation', `host_ns = ts_ns + ${base}`, traceMessages.kinetoBase(base.toString()));
+      }
+      if (clock === 'monotonic') {
+        timeline = 'host_monotonic';
+        timeSource = 'host_monotonic';
+      } else if (clock === 'boottime') {
+        if (opts.boottimeOffsetNs !== undefined) {
+          shift -= opts.boottimeOffsetNs;
+          timeline = 'host_monotonic';
+          timeSource = 'host_monotonic';
+          const off = opts.boottimeOffsetNs.toString();
+          await insertAssumption(store, captureId, null, 'clock_relation', `host_monotonic_ns = host_boottime_ns - ${off}`, traceMessages.boottimeShifted(off));
+        } else {
+          timeline = 'boottime';
+          timeSource = 'host_boottime';
+          diags.push({ severity: 'info', code: 'boottime-unaligned', message: traceMessages.boottimeUnaligned() });
+        }
+      } else if (clock === 'realtime') {
+        timeline = 'realtime';
+        timeSource = 'host_other';
+        if (base === undefined && !opts.traceClock) {
+          await insertAssumption(store, captureId, null, 'trace_clock', 'realtime', 'Kineto trace without baseTimeNanoseconds: ts taken as microseconds since the Unix epoch');
+        }
+      } else {
+        timeline = 'unknown';
+        timeSource = 'host_other';
+        diags.push({ severity: 'info', code: 'trace-clock-unknown', message: traceMessages.traceClockUnknown() });
+      }
+      if (opts.traceTimeUnit && opts.traceTimeUnit !== 'us') {
+        await insertAssumption(store, captureId, null, 'trace_time_unit', opts.traceTimeUnit, traceMessages.traceTimeUnitGiven(opts.traceTimeUnit));
+      }
+      if (displayUnit !== undefined) {
+        await insertCondition(store, captureId, 'display_time_unit', displayUnit, null, 'Trace Event Format displayTimeUnit (display only)');
+        if (displayUnit !== 'ms' && !opts.traceTimeUnit) diags.push({ severity: 'info', code: 'display-time-unit', message: traceMessages.displayTimeUnit(displayUnit) });
+      }
+      const ns = (x: string) => `TRY_CAST(TRY_CAST(${x} AS HUGEINT) + ${shift.toString()}::HUGEINT AS BIGINT)`;
+
+      // ---- spans: X, and B/E paired per (pid, tid) by nesting depth ----
+      opts.onProgress?.('pairing spans');
+      await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_proc AS
+        SELECT pid, max(CASE WHEN name = 'process_name' THEN args->>'name' END) AS pname,
+          max(CASE WHEN name = 'process_labels' THEN args->>'labels' END) AS plabels
+        FROM tw_ct WHERE ph = 'M' GROUP BY pid`);
+      await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_be AS
+        SELECT *, CASE WHEN ph = 'B' THEN depth ELSE depth + 1 END AS level FROM (
+          SELECT _line, ph, pid, tid, _ts, sum(CASE WHEN ph = 'B' THEN 1 ELSE -1 END)
+            OVER (PARTITION BY pid, tid ORDER BY TRY_CAST(_ts AS HUGEINT), _line ROWS UNBOUNDED PRECEDING) AS depth
+          FROM tw_ct WHERE ph IN ('B', 'E') AND TRY_CAST(_ts AS HUGEINT) IS NOT NULL)`);
+      await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_pair AS
+        SELECT b._line AS b_line, e._line AS e_line, e._ts AS e_ts FROM
+          (SELECT *, row_number() OVER (PARTITION BY pid, tid, level ORDER BY TRY_CAST(_ts AS HUGEINT), _line) AS k FROM tw_ct_be WHERE ph = 'B') b
+          JOIN (SELECT *, row_number() OVER (PARTITION BY pid, tid, level ORDER BY TRY_CAST(_ts AS HUGEINT), _line) AS k FROM tw_ct_be WHERE ph = 'E') e
+          ON b.pid IS NOT DISTINCT FROM e.pid AND b.tid IS NOT DISTINCT FROM e.tid AND b.level = e.level AND b.k = e.k
+            AND TRY_CAST(e._ts AS HUGEINT) >= TRY_CAST(b._ts AS HUGEINT)`);
+      await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_span AS
+        SELECT c._line AS line, c.ph, c.pid, c.tid, c.name, c.cat, c.args,
+          TRY_CAST(c._ts AS HUGEINT) AS ts, CASE WHEN c.ph = 'X' THEN TRY_CAST(c._ts AS HUGEINT) + TRY_CAST(c._dur AS HUGEINT) ELSE TRY_CAST(p.e_ts AS HUGEINT) END AS te,
+          c._ts IS NULL OR TRY_CAST(c._ts AS HUGEINT) IS NULL AS no_ts, c.ph = 'X' AND (c._dur IS NULL OR TRY_CAST(c._dur AS HUGEINT) IS NULL) AS no_dur,
+          c.ph = 'B' AND p.b_line IS NULL AND TRY_CAST(c._ts AS HUGEINT) IS NOT NULL AS unmatched,
+          ${KIND_OF('coalesce(pr.pname, \'\') || \' \' || coalesce(pr.plabels, \'\')')} AS pkind, coalesce(pr.plabels, pr.pname) AS pname,
+          lower(coalesce(c.cat, '')) AS lcat
+        FROM tw_ct c LEFT JOIN tw_ct_pair p ON p.b_line = c._line LEFT JOIN tw_ct_proc pr ON pr.pid IS NOT DISTINCT FROM c.pid
+        WHERE c.ph IN ('X', 'B')`);
+      await store.run(`ALTER TABLE tw_ct_span ADD COLUMN class VARCHAR`);
+      await store.run(`UPDATE tw_ct_span SET class = CASE
+          WHEN regexp_matches(lcat, 'memcpy|memset') THEN 'copy'
+          WHEN list_has_any(string_split(replace(lcat, ' ', ''), ','), ['kernel', 'kernels', 'gpu_kernel', 'npu_kernel']) THEN 'kernel'
+          WHEN pkind IS NOT NULL AND NOT regexp_matches(lcat, '${NOT_KERNEL}') THEN 'kernel'
+          ELSE 'host' END`);
+
+      // ---- devices: one per process holding kernels (args.device when every kernel has one) ----
+      const allDev = Number(await store.scalar(`SELECT count(*) FILTER (WHERE TRY_CAST(args->>'device' AS INTEGER) IS NULL) FROM tw_ct_span WHERE class = 'kernel'`)) === 0;
+      await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_dev AS
+        SELECT pid, (dense_rank() OVER (ORDER BY TRY_CAST(pid AS BIGINT) NULLS LAST, pid) - 1)::INTEGER AS dev_index,
+          max(pkind) AS pkind, max(pname) AS pname
+        FROM tw_ct_span WHERE class IN ('kernel', 'copy') GROUP BY pid`);
+      const device = allDev ? `TRY_CAST(s.args->>'device' AS INTEGER)` : 'd.dev_index';
+      await store.run(`CREATE OR REPLACE TEMP VIEW tw_ct_k AS
+        SELECT s.*, ${device} AS device, d.pkind AS dkind, d.pname AS dname,
+          coalesce(TRY_CAST(s.args->>'stream' AS INTEGER), TRY_CAST(s.tid AS INTEGER)) AS queue,
+          ${ns('s.ts')} AS s_ns, ${ns('s.te')} AS e_ns
+        FROM tw_ct_span s LEFT JOIN tw_ct_dev d ON d.pid IS NOT DISTINCT FROM s.pid`);
+      const devices = await store.query({ device: 'number', kind: 'string?', name: 'string?', pid: 'string?' },
+        `SELECT device, max(dkind) AS kind, max(dname) AS name, min(pid) AS pid FROM tw_ct_k WHERE class = 'kernel' AND device IS NOT NULL GROUP BY device ORDER BY device`);
+      for (const d of devices) {
+        const kind = opts.deviceKind ?? (d.kind === 'npu' || d.kind === 'gpu' ? d.kind : 'gpu');
+        await insertDevice(store, { capture_id: captureId, device: d.device, kind, name: d.name ?? (d.pid !== null ? `pid ${d.pid}` : null), time_base: timeSource });
+      }
+
+      opts.onProgress?.('loading tables');
+      const grid = (i: number) => `TRY_CAST(args->'grid'->>${i} AS UINTEGER)`;
+      await store.run(`INSERT INTO dispatches
+        SELECT ${captureId}, device, queue, NULL, NULL, NULL, TRY_CAST(args->>'correlation' AS UBIGINT), NULL, NULL, coalesce(name, 'unknown'),
+          s_ns, e_ns, e_ns - s_ns, NULL, NULL, TRY_CAST(te - ts AS BIGINT), '${timeSource}',
+          s_ns IS NOT NULL AND e_ns IS NOT NULL AND e_ns > s_ns, ${grid(0)}, ${grid(1)}, ${grid(2)}, NULL, line
+        FROM tw_ct_k WHERE class = 'kernel' ORDER BY line`);
+      await store.run(`INSERT INTO host_events
+        SELECT ${captureId}, CASE WHEN class = 'copy' THEN device END, NULL, CASE WHEN class = 'copy' THEN lcat ELSE 'slice' END, cat, name,
+          TRY_CAST(args->>'correlation' AS UBIGINT), NULL, NULL, NULL, TRY_CAST(tid AS BIGINT),
+          s_ns, e_ns, e_ns - s_ns, '${timeSource}', s_ns IS NOT NULL AND e_ns IS NOT NULL AND e_ns > s_ns,
+          json_object('pid', pid, 'tid', tid, 'args', args), line
+        FROM tw_ct_k WHERE class <> 'kernel' ORDER BY line`);
+      await store.run(`INSERT INTO host_events
+        SELECT ${captureId}, NULL, NULL, 'instant', cat, name, NULL, NULL, NULL, NULL, TRY_CAST(tid AS BIGINT),
+          ${ns('_ts')} AS s_ns, s_ns, 0, '${timeSource}', s_ns IS NOT NULL, json_object('pid', pid, 'tid', tid, 'args', args), _line
+        FROM tw_ct WHERE ph IN ('i', 'I', 'R') ORDER BY _line`);
+      await store.run(`INSERT INTO metric_samples
+        SELECT ${captureId}, NULL, NULL, NULL, name || CASE WHEN k = 'value' THEN '' ELSE '.' || k END, NULL, 'chrome_counter',
+          ${ns('_ts')} AS t_ns, t_ns, TRY_CAST(args->>k AS DOUBLE), _line
+        FROM (SELECT *, unnest(json_keys(args)) AS k FROM tw_ct WHERE ph = 'C' AND args IS NOT NULL) ORDER BY _line`);
+
+      // ---- what has no table: metadata, flows, async, objects, unmatched E, events without ph ----
+      await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_raw AS
+        SELECT _line, coalesce(ph, '?') AS ph FROM tw_ct
+        WHERE ph IS NULL OR ph NOT IN ('X', 'B', 'E', 'i', 'I', 'R', 'C')
+           OR (ph = 'E' AND _line NOT IN (SELECT e_line FROM tw_ct_pair))
+           OR (ph = 'C' AND args IS NULL)`);
+      const rawCount = await store.count('tw_ct_raw');
+      if (rawCount > 0) {
+        await store.run(`INSERT INTO raw_records
+          SELECT ${captureId}, 'chrome:' || coalesce(j->>'ph', '?'), (j->>'_line')::BIGINT, ${sourceJsonSql('j', EXACT)}
+          FROM read_json_objects(${sqlString(out)}, format = 'newline_delimited', maximum_object_size = 268435456) AS t(j)
+          WHERE (j->>'_line')::BIGINT IN (SELECT _line FROM tw_ct_raw) ORDER BY 3`);
+      }
+      await eventDiagnostics(store, diags);
+
+      for (const k of ['traceName', 'schemaVersion'] as const) {
+        const v = unquote(meta(k));
+        if (v !== undefined) await insertCondition(store, captureId, k, v);
+      }
+      const schemaVersion = Number(unquote(meta('schemaVersion')));
+      await insertCapture(store, {
+        capture_id: captureId, path: src.displayPath, format: 'chrome-trace', schema_version: Number.isFinite(schemaVersion) ? schemaVersion : null,
+        sha256: await sha, size_bytes: src.sizeBytes, producer: kineto ? 'PyTorch profiler (Kineto) Chrome trace' : 'Chrome trace JSON',
+        label: opts.label ?? baseName(src.displayPath), timeline, record_count: records,
+      });
+      await insertDiagnostics(store, captureId, src.displayPath, diags);
+      const dispatches = await store.count('dispatches', `WHERE capture_id = ${captureId}`);
+      return { capture_id: captureId, format: 'chrome-trace', records, dispatches, diagnostics: diags.length };
+    } finally {
+      for (const t of ['tw_ct', 'tw_ct_proc', 'tw_ct_be', 'tw_ct_pair', 'tw_ct_span', 'tw_ct_dev', 'tw_ct_raw']) await store.run(`DROP TABLE IF EXISTS ${t}`).catch(() => undefined);
+      await store.run('DROP VIEW IF EXISTS tw_ct_k').catch(() => undefined);
+    }
+  });
+}
+
+/** Old Kineto traces (no baseTimeNanoseconds) carry epoch microseconds: ts beyond 2001-09-09. */
+async function looksEpoch(store: Store): Promise<boolean> {
+  const v = await store.scalar(`SELECT min(TRY_CAST(_ts AS HUGEINT)) FROM tw_ct WHERE ph = 'X'`);
+  return typeof v === 'bigint' && v > 1_000_000_000_000_000_000n;
+}
+
+async function eventDiagnostics(store: Store, diags: Diagnostic[]): Promise<void> {
+  const r = (await store.query(
+    {
+      no_ph: 'number', no_ph_line: 'number?', no_ts: 'number', no_ts_line: 'number?', no_dur: 'number', no_dur_line: 'number?',
+      k_nonpos: 'number', k_nonpos_line: 'number?', h_nonpos: 'number', h_nonpos_line: 'number?', range: 'number', range_line: 'number?',
+      unmatched_b: 'number', unmatched_b_line: 'number?', unmatched_e: 'number', unmatched_e_line: 'number?',
+    },
+    `SELECT
+       (SELECT count(*) FROM tw_ct WHERE ph IS NULL)::INTEGER AS no_ph, (SELECT min(_line) FROM tw_ct WHERE ph IS NULL) AS no_ph_line,
+       (SELECT count(*) FROM tw_ct WHERE ph IN ('X', 'B', 'E', 'i', 'I', 'C') AND TRY_CAST(_ts AS HUGEINT) IS NULL)::INTEGER AS no_ts,
+       (SELECT min(_line) FROM tw_ct WHERE ph IN ('X', 'B', 'E', 'i', 'I', 'C') AND TRY_CAST(_ts AS HUGEINT) IS NULL) AS no_ts_line,
+       count(*) FILTER (WHERE no_dur AND NOT no_ts)::INTEGER AS no_dur, min(line) FILTER (WHERE no_dur AND NOT no_ts) AS no_dur_line,
+       count(*) FILTER (WHERE class = 'kernel' AND te <= ts)::INTEGER AS k_nonpos, min(line) FILTER (WHERE class = 'kernel' AND te <= ts) AS k_nonpos_line,
+       count(*) FILTER (WHERE class <> 'kernel' AND te <= ts)::INTEGER AS h_nonpos, min(line) FILTER (WHERE class <> 'kernel' AND te <= ts) AS h_nonpos_line,
+       count(*) FILTER (WHERE ts IS NOT NULL AND te IS NOT NULL AND (s_ns IS NULL OR e_ns IS NULL))::INTEGER AS range,
+       min(line) FILTER (WHERE ts IS NOT NULL AND te IS NOT NULL AND (s_ns IS NULL OR e_ns IS NULL)) AS range_line,
+       count(*) FILTER (WHERE unmatched)::INTEGER AS unmatched_b, min(line) FILTER (WHERE unmatched) AS unmatched_b_line,
+       (SELECT count(*) FROM tw_ct WHERE ph = 'E' AND _line NOT IN (SELECT e_line FROM tw_ct_pair))::INTEGER AS unmatched_e,
+       (SELECT min(_line) FROM tw_ct WHERE ph = 'E' AND _line NOT IN (SELECT e_line FROM tw_ct_pair)) AS unmatched_e_line
+     FROM tw_ct_k`,
+  ))[0]!;
+  const at = (l: number | null) => l ?? undefined;
+  if (r.no_ph > 0) diags.push({ severity: 'warning', code: 'missing-field', message: `${traceMessages.missingField('ph', `${r.no_ph} event(s)`)}: kept in raw_records`, line: at(r.no_ph_line) });
+  if (r.no_ts > 0) diags.push({ severity: 'warning', code: 'missing-timestamp', message: traceMessages.badTimestamp('event(s)', r.no_ts, '"ts" (a number of microseconds)'), line: at(r.no_ts_line) });
+  if (r.no_dur > 0) diags.push({ severity: 'warning', code: 'missing-field', message: `${traceMessages.missingField('dur', `${r.no_dur} complete ("X") event(s)`)}: kept with valid = false`, line: at(r.no_dur_line) });
+  if (r.k_nonpos > 0) diags.push({ severity: 'warning', code: 'non-positive-duration', message: traceMessages.nonPositiveDuration('dispatch(es)', r.k_nonpos), line: at(r.k_nonpos_line) });
+  if (r.h_nonpos > 0) diags.push({ severity: 'warning', code: 'non-positive-duration', message: traceMessages.nonPositiveDuration('host event(s)', r.h_nonpos), line: at(r.h_nonpos_line) });
+  if (r.range > 0) diags.push({ severity: 'warning', code: 'time-out-of-range', message: traceMessages.outOfRange('event(s)', r.range), line: at(r.range_line) });
+  if (r.unmatched_b > 0) diags.push({ severity: 'warning', code: 'unmatched-begin', message: traceMessages.unmatchedBeginEnd(r.unmatched_b, 'B'), line: at(r.unmatched_b_line) });
+  if (r.unmatched_e > 0) diags.push({ severity: 'warning', code: 'unmatched-end', message: traceMessages.unmatchedBeginEnd(r.unmatched_e, 'E'), line: at(r.unmatched_e_line) });
+  const raw = await store.query({ ph: 'string', n: 'number', line: 'number' },
+    `SELECT ph, count(*)::INTEGER AS n, min(_line) AS line FROM tw_ct_raw WHERE ph NOT IN ('M', 'E', 'C', '?') GROUP BY ph ORDER BY ph`);
+  if (raw.length > 0) {
+    diags.push({
+      severity: 'info', code: 'raw-events',
+      message: traceMessages.rawPhases(raw.map((x) => `"${x.ph}"`).join(', '), raw.reduce((a, x) => a + x.n, 0)),
+      line: Math.min(...raw.map((x) => x.line)),
+    });
+  }
+}
+
+/** True when the first bytes look like a Chrome trace JSON (object with traceEvents & co., or an array of events). */
+export function sniffChromeTrace(head: string): boolean {
+  if (/^\s*\{\s*"(traceEvents|displayTimeUnit|schemaVersion|deviceProperties|distributedInfo|otherData|traceName|systemTraceEvents|baseTimeNanoseconds)"\s*:/.test(head)) {
+    return !/"rocprofiler-sdk-tool"/.test(head.slice(0, 200));
+  }
+  if (/"traceEvents"\s*:\s*\[/.test(head)) return true;
+  return /^\s*\[\s*\{[^\n]{0,4000}?"ph"\s*:\s*"/.test(head);
+}

@@ -1,0 +1,190 @@
+import { join } from 'node:path';
+import { QueryError, type DeviceKind, type Store } from '@tickwise/store';
+import { FIT_DEN, TickwiseError, mapFromFrequency } from '@tickwise/time';
+import type { Diagnostic, ImportOptions, ImportResult } from './ireeperf-jsonl';
+import {
+  baseName, cleanDuckdbMessage, deviceKindFromText, duckdbLine, insertAssumption, insertCapture, insertDevice, insertDiagnostics, sqlString, withTempDir,
+} from './capture-rows';
+import { scanJsonRecords, sourceLineOf, type JsonPath } from './json-records';
+import { sha256File, type SourceFile } from './source-file';
+import { traceMessages } from './trace-messages';
+import './reader-options';
+
+/**
+ * The hrx runtime's `DeviceProfile` JSON: one device's execution intervals
+ * in raw device ticks and the tick rate the runtime declares,
+ *
+ * ```
+ * {"device": "npu0", "kind": "npu", "frequency_hz": 100000000,
+ *  "intervals": [{"name": "gemm_256", "start_tick": 123400, "end_tick": 125900, "queue": 0}, ...]}
+ * ```
+ * or several of them (a JSON array, or `{"devices": [...]}` /
+ * `{"profiles": [...]}`). Interval fields: `start_tick`, `end_tick`
+ * (required, integers), `name` (or `kernel`/`label`), `queue`, `id`.
+ * Profile fields: `frequency_hz`, `device`/`name`, `kind`.
+ *
+ * Ticks are never read as ns (trap 1): they go through `frequency_hz`
+ * exactly like an ireeperf device with only a declared frequency: a relative
+ * timeline starting at the first tick (`device_tick_declared`, timeline
+ * `relative`), `--tick-hz` when the profile declares none.
+ *
+ * ```
+ * .json[.gz] --scanJsonRecords: intervals to NDJSON (ticks stay integers), profile fields captured
+ *   --DuckDB read_json (UBIGINT ticks)--> tw_hrx
+ *   per profile: mapFromFrequency(hz, first tick, 0) --exact HUGEINT math--> dispatches (*_ns, *_tick)
+ * ```
+ */
+
+/** Where profiles sit, as paths to a profile object (the intervals are its `intervals` array). */
+const PROFILE_PATHS: readonly JsonPath[] = [[], ['[]'], ['devices', '[]'], ['profiles', '[]']];
+const PROFILE_FIELDS = ['frequency_hz', 'device', 'name', 'kind', 'device_kind'] as const;
+
+function unquote(text: string | undefined): string | null {
+  if (text === undefined) return null;
+  try {
+    const v: unknown = JSON.parse(text);
+    if (v === null) return null;
+    return typeof v === 'string' ? v : typeof v === 'number' ? text.trim() : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Imports an hrx DeviceProfile JSON file (plain or gzip). */
+export async function importHrxDeviceProfile(store: Store, src: SourceFile, opts: ImportOptions = {}): Promise<ImportResult> {
+  const diags: Diagnostic[] = [];
+  const sha = sha256File(src.path);
+  sha.catch(() => undefined);
+  opts.onProgress?.('scanning');
+  return withTempDir('tickwise-hrx-', async (dir) => {
+    const out = join(dir, 'intervals.ndjson');
+    const scan = await scanJsonRecords(src, {
+      mode: 'document',
+      records: [{ paths: PROFILE_PATHS.map((p) => [...p, 'intervals', '[]']), out }],
+      capture: PROFILE_PATHS.flatMap((p) => PROFILE_FIELDS.map((f) => [...p, f])),
+    });
+    for (const i of scan.issues) diags.push(i);
+    // Profiles by the concrete path prefix of their fields ('' for a single top-level profile).
+    const profiles = new Map<string, Record<string, string | null>>();
+    for (const [path, text] of scan.captured) {
+      const cut = path.lastIndexOf('/');
+      const prefix = cut < 0 ? '' : path.slice(0, cut);
+      const field = cut < 0 ? path : path.slice(cut + 1);
+      const p = profiles.get(prefix) ?? {};
+      p[field] = unquote(text);
+      profiles.set(prefix, p);
+    }
+    const records = scan.counts[0]!;
+    if (records === 0 && profiles.size === 0) {
+      throw new TickwiseError('wrong-format', 'not an hrx DeviceProfile: no "frequency_hz" and no "intervals"', { file: src.displayPath, line: 1 });
+    }
+    try {
+      await store.run('DROP TABLE IF EXISTS tw_hrx');
+      try {
+        await store.run(records === 0
+          ? `CREATE TEMP TABLE tw_hrx (_line BIGINT, _i UBIGINT[], start_tick UBIGINT, end_tick UBIGINT, name VARCHAR, kernel VARCHAR, label VARCHAR, queue VARCHAR, id UBIGINT)`
+          : `CREATE TEMP TABLE tw_hrx AS SELECT * FROM read_json(${sqlString(out)}, format = 'newline_delimited',
+            columns = {_line: 'BIGINT', _i: 'UBIGINT[]', start_tick: 'UBIGINT', end_tick: 'UBIGINT', name: 'VARCHAR', kernel: 'VARCHAR', label: 'VARCHAR',
+              queue: 'VARCHAR', id: 'UBIGINT'})`);
+      } catch (e) {
+        if (!(e instanceof QueryError)) throw e;
+        throw new TickwiseError('bad-record', traceMessages.badRecord(cleanDuckdbMessage(e.message)), {
+          file: src.displayPath, line: sourceLineOf(scan.lines[0]!, duckdbLine(e.message)), cause: e,
+        });
+      }
+      for (const f of ['start_tick', 'end_tick'] as const) {
+        const missing = await store.scalar(`SELECT min(_line) FROM tw_hrx WHERE ${f} IS NULL`);
+        if (missing !== null) throw new TickwiseError('missing-field', traceMessages.missingField(f, 'this interval'), { file: src.displayPath, line: Number(missing) });
+      }
+      const captureId = await store.nextCaptureId();
+      // The profile an interval belongs to: its array positions without the interval's own (the last).
+      await store.run(`ALTER TABLE tw_hrx ADD COLUMN profile VARCHAR`);
+      await store.run(`UPDATE tw_hrx SET profile = array_to_string(list_transform(_i[1:len(_i) - 1], x -> x::VARCHAR), '/')`);
+      const keys = (await store.query({ profile: 'string' }, `SELECT DISTINCT profile FROM tw_hrx ORDER BY profile`)).map((r) => r.profile);
+      for (const prefix of profiles.keys()) {
+        const k = profileKey(prefix);
+        if (!keys.includes(k)) keys.push(k);
+      }
+      keys.sort();
+      await store.run(`CREATE OR REPLACE TEMP TABLE tw_hrx_fit (profile VARCHAR, device INTEGER, time_source VARCHAR, base_tick HUGEINT, base_ns HUGEINT, num HUGEINT)`);
+      let sawDeclared = false;
+      for (let device = 0; device < keys.length; device++) {
+        const key = keys[device]!;
+        const p = [...profiles.entries()].find(([prefix]) => profileKey(prefix) === key)?.[1] ?? {};
+        const hz = p['frequency_hz'] !== null && p['frequency_hz'] !== undefined ? Number(p['frequency_hz']) : NaN;
+        const name = p['device'] ?? p['name'] ?? null;
+        const kindText = p['kind'] ?? p['device_kind'] ?? null;
+        let kind: DeviceKind | null = opts.deviceKind ?? deviceKindFromText(kindText) ?? deviceKindFromText(name);
+        if (!kind) {
+          kind = 'unknown';
+          diags.push({ severity: 'info', code: 'unknown-device-kind', message: traceMessages.unknownDeviceKind(device) });
+        }
+        const n = Number(await store.scalar(`SELECT count(*) FROM tw_hrx WHERE profile = $1`, [key]));
+        const minTick = (await store.scalar(`SELECT min(start_tick) FROM tw_hrx WHERE profile = $1`, [key])) as bigint | null;
+        let source: 'device_tick_declared' | 'device_tick_assumed' | 'device_tick_none';
+        let usedHz: number | null = null;
+        if (Number.isFinite(hz) && hz > 0) {
+          source = 'device_tick_declared';
+          usedHz = hz;
+          sawDeclared = true;
+          if (n > 0) diags.push({ severity: 'warning', code: 'declared-frequency-only', message: traceMessages.declaredOnly(device, hz) });
+        } else if (opts.assumeTickHz !== undefined) {
+          source = 'device_tick_assumed';
+          usedHz = opts.assumeTickHz;
+          await insertAssumption(store, captureId, device, 'tick_hz', String(opts.assumeTickHz), 'given with --tick-hz; ticks placed on a relative timeline starting at 0');
+        } else {
+          source = 'device_tick_none';
+          if (n > 0) diags.push({ severity: 'error', code: 'no-time-base', message: traceMessages.noFrequency(device) });
+        }
+        const map = usedHz !== null ? mapFromFrequency(usedHz, minTick ?? 0n, 0n, source === 'device_tick_declared' ? 'declared' : 'assumed') : null;
+        await insertDevice(store, {
+          capture_id: captureId, device, kind, name, time_base: source, tick_hz_declared: Number.isFinite(hz) && hz > 0 ? hz : null,
+          tick_hz_used: usedHz, fit_method: map?.method ?? null, fit_base_tick: map?.base_tick ?? null, fit_base_ns: map?.base_ns ?? null,
+          fit_ns_per_tick_num: map?.ns_per_tick_num ?? null,
+        });
+        await store.run(`INSERT INTO tw_hrx_fit VALUES ($1, $2, $3, $4::HUGEINT, $5::HUGEINT, $6::HUGEINT)`, [
+          key, device, source, map?.base_tick.toString() ?? null, map?.base_ns.toString() ?? null, map?.ns_per_tick_num.toString() ?? null,
+        ]);
+      }
+      const tickNs = (col: string) => {
+        const x = `((${col})::HUGEINT - f.base_tick) * f.num`;
+        const den = FIT_DEN.toString();
+        return `CAST(f.base_ns + CASE WHEN ${x} >= 0 THEN (${x} + ${den} // 2) // ${den} ELSE -((-(${x}) + ${den} // 2) // ${den}) END AS BIGINT)`;
+      };
+      opts.onProgress?.('loading tables');
+      await store.run(`INSERT INTO dispatches
+        SELECT ${captureId}, f.device, TRY_CAST(h.queue AS INTEGER), NULL, NULL, NULL, h.id, NULL, NULL, coalesce(h.name, h.kernel, h.label, 'interval'),
+          ${tickNs('h.start_tick')} AS s_ns, ${tickNs('h.end_tick')} AS e_ns, e_ns - s_ns, h.start_tick, h.end_tick, NULL, f.time_source,
+          h.end_tick > h.start_tick, NULL, NULL, NULL, NULL, h._line
+        FROM tw_hrx h JOIN tw_hrx_fit f ON f.profile = h.profile ORDER BY h._line`);
+      const bad = (await store.query({ n: 'number', line: 'number?' },
+        `SELECT count(*)::INTEGER AS n, min(_line) AS line FROM tw_hrx WHERE end_tick <= start_tick`))[0]!;
+      if (bad.n > 0) diags.push({ severity: 'warning', code: 'non-positive-duration', message: traceMessages.nonPositiveDuration('interval(s)', bad.n), line: bad.line ?? undefined });
+      const anyNone = Number(await store.scalar(`SELECT count(*) FROM tw_hrx_fit WHERE time_source = 'device_tick_none'`)) > 0;
+      const timeline = anyNone && !sawDeclared && opts.assumeTickHz === undefined ? 'ticks-only' : 'relative';
+      await insertCapture(store, {
+        capture_id: captureId, path: src.displayPath, format: 'hrx-device-profile', sha256: await sha, size_bytes: src.sizeBytes,
+        producer: 'hrx runtime DeviceProfile', label: opts.label ?? baseName(src.displayPath), timeline, record_count: records,
+      });
+      await insertDiagnostics(store, captureId, src.displayPath, diags);
+      const dispatches = await store.count('dispatches', `WHERE capture_id = ${captureId}`);
+      return { capture_id: captureId, format: 'hrx-device-profile', records, dispatches, diagnostics: diags.length };
+    } finally {
+      for (const t of ['tw_hrx', 'tw_hrx_fit']) await store.run(`DROP TABLE IF EXISTS ${t}`).catch(() => undefined);
+    }
+  });
+}
+
+/**
+ * The profile key of a captured field's path prefix: its array positions
+ * (`devices/1` -> `1`, `0` -> `0`, `` -> ``), matching the intervals' `_i`
+ * without their own index.
+ */
+function profileKey(prefix: string): string {
+  return prefix.split('/').filter((s) => /^\d+$/.test(s)).join('/');
+}
+
+/** True when the first bytes look like an hrx DeviceProfile. */
+export function sniffHrxDeviceProfile(head: string): boolean {
+  return /^\s*[[{]/.test(head) && /"frequency_hz"\s*:/.test(head) && /"(intervals|start_tick)"\s*:/.test(head);
+}

@@ -1,0 +1,245 @@
+import Database from 'better-sqlite3';
+import type { Store } from '@tickwise/store';
+import { TickwiseError } from '@tickwise/time';
+import type { Diagnostic, ImportOptions, ImportResult } from './ireeperf-jsonl';
+import { createRocprofStaging, dropRocprofStaging, loadRocprofStaged } from './rocprofv3';
+import { sha256File, type SourceFile } from './source-file';
+import { traceMessages } from './trace-messages';
+
+/**
+ * rocprofv3's default output since ROCm 7: the rocpd SQLite database
+ * (`<host>/<pid>_results.db`). Tables carry a per-process suffix
+ * (`rocpd_kernel_dispatch_<uuid>`) with unsuffixed views over them; two
+ * layouts exist: schema 3 keeps `start`/`end` (CLOCK_BOOTTIME ns) and the
+ * agent, queue and thread inline in `rocpd_kernel_dispatch`, the newer one
+ * points `start_id`/`end_id` into `rocpd_timestamp` and the rest into
+ * `rocpd_track`. Both are read, through the views when present, through
+ * every suffixed table otherwise.
+ *
+ * ```
+ * .db --better-sqlite3 (read-only, 64-bit integers as bigint)--> rows
+ *   --DuckDB appender--> tw_rp_kd (kernels), tw_rp_host (regions, memory copies)
+ *   --loadRocprofStaged--> devices, dispatches, kernels_meta, host_events
+ * ```
+ */
+
+type Sqlite = InstanceType<typeof Database>;
+type SqlRow = Record<string, unknown>;
+
+/** SQLite files start with this header. */
+export const SQLITE_MAGIC = 'SQLite format 3\u0000';
+
+/** True when the first bytes are an SQLite database (the content decides: a rocpd db has rocpd_ tables, checked at import). */
+export function sniffRocpd(head: string): boolean {
+  return head.startsWith(SQLITE_MAGIC);
+}
+
+/** The SQL name to read a logical rocpd table from: its view, or a UNION of its suffixed tables. */
+function source(db: Sqlite, logical: string): string | null {
+  const objs = db.prepare(`SELECT type, name FROM sqlite_master WHERE (type = 'view' AND name = ?) OR (type = 'table' AND (name = ? OR name LIKE ? ESCAPE '\\'))`)
+    .all(logical, logical, `${logical.replaceAll('_', '\\_')}\\_%`) as { type: string; name: string }[];
+  const view = objs.find((o) => o.name === logical);
+  if (view) return `"${logical}"`;
+  // a suffix is a uuid of hex digits and underscores; keep other look-alikes (rocpd_info_agent vs rocpd_info_agent_x) apart
+  const tables = objs.filter((o) => o.type === 'table' && /^_[0-9a-f_]+$/i.test(o.name.slice(logical.length)));
+  if (tables.length === 0) return null;
+  if (tables.length === 1) return `"${tables[0]!.name}"`;
+  return '(' + tables.map((t) => `SELECT * FROM "${t.name}"`).join(' UNION ALL ') + ')';
+}
+
+function columns(db: Sqlite, from: string): Set<string> {
+  const stmt = db.prepare(`SELECT * FROM ${from} LIMIT 0`);
+  return new Set(stmt.columns().map((c) => c.name));
+}
+
+function asBig(v: unknown): bigint | null {
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'bigint') return v;
+  if (typeof v === 'number' && Number.isInteger(v)) return BigInt(v);
+  if (typeof v === 'string' && /^-?\d+$/.test(v.trim())) return BigInt(v.trim());
+  return null;
+}
+
+function asText(v: unknown): string | null {
+  if (v === null || v === undefined) return null;
+  return typeof v === 'string' ? v : String(v);
+}
+
+/**
+ * Imports a rocpd database. Rows are read with 64-bit integers as bigint
+ * (timestamps exceed 2^53) and appended to the shared rocprofv3 staging.
+ */
+export async function importRocpd(store: Store, src: SourceFile, opts: ImportOptions = {}): Promise<ImportResult> {
+  if (src.compression !== 'none') {
+    throw new TickwiseError('unreadable-input', 'a compressed rocpd database cannot be opened in place: decompress it first', { file: src.displayPath });
+  }
+  const diags: Diagnostic[] = [];
+  const sha = sha256File(src.path);
+  sha.catch(() => undefined);
+  let db: Sqlite;
+  try {
+    db = new Database(src.path, { readonly: true, fileMustExist: true });
+  } catch (e) {
+    throw new TickwiseError('unreadable-input', traceMessages.unreadable((e as Error).message), { file: src.displayPath, cause: e });
+  }
+  db.defaultSafeIntegers(true);
+  try {
+    const kd = source(db, 'rocpd_kernel_dispatch');
+    if (!kd) throw new TickwiseError('wrong-format', 'an SQLite database, but not rocpd: it has no rocpd_kernel_dispatch table', { file: src.displayPath });
+    const agent = source(db, 'rocpd_info_agent');
+    const sym = source(db, 'rocpd_info_kernel_symbol');
+    const str = source(db, 'rocpd_string');
+    const ts = source(db, 'rocpd_timestamp');
+    const track = source(db, 'rocpd_track');
+    const event = source(db, 'rocpd_event');
+    const region = source(db, 'rocpd_region');
+    const copy = source(db, 'rocpd_memory_copy');
+    const meta = source(db, 'rocpd_metadata');
+    const node = source(db, 'rocpd_info_node');
+    const kdCols = columns(db, kd);
+    const inline = kdCols.has('start') && kdCols.has('end');
+    if (!inline && !(kdCols.has('start_id') && ts)) {
+      throw new TickwiseError('wrong-format', 'rocpd_kernel_dispatch has neither start/end nor start_id/end_id with rocpd_timestamp: unknown rocpd layout', { file: src.displayPath });
+    }
+    const agentCols = agent ? columns(db, agent) : new Set<string>();
+    const agentIndex = ['logical_index', 'absolute_index', 'type_index'].find((c) => agentCols.has(c));
+    const agentName = ['product_name', 'name', 'model_name'].filter((c) => agentCols.has(c)).map((c) => `nullif(A.${c}, '')`);
+    const symCols = sym ? columns(db, sym) : new Set<string>();
+    const symName = ['display_name', 'kernel_name'].filter((c) => symCols.has(c)).map((c) => `nullif(S.${c}, '')`);
+    const eventCols = event ? columns(db, event) : new Set<string>();
+    const hasCorr = event !== null && eventCols.has('correlation_id') && kdCols.has('event_id');
+
+    // Where the agent, queue, thread and times of a dispatch live in each layout.
+    const t = inline ? 'K' : 'T';
+    const start = inline ? 'K."start"' : 'TS.value';
+    const end = inline ? 'K."end"' : 'TE.value';
+    const joins = [
+      inline ? '' : `LEFT JOIN ${track} T ON T.id = K.track_id LEFT JOIN ${ts} TS ON TS.id = K.start_id LEFT JOIN ${ts} TE ON TE.id = K.end_id`,
+      agent ? `LEFT JOIN ${agent} A ON A.id = ${t}.agent_id` : '',
+      sym ? `LEFT JOIN ${sym} S ON S.id = K.kernel_id` : '',
+      hasCorr ? `LEFT JOIN ${event} E ON E.id = K.event_id` : '',
+    ].join(' ');
+    const kdSql = `SELECT K.id AS row_id, ${agentIndex ? `coalesce(A.${agentIndex}, ${t}.agent_id)` : `${t}.agent_id`} AS device,
+        ${agent && agentCols.has('type') ? 'A.type' : 'NULL'} AS agent_type, ${agentName.length ? `coalesce(${agentName.join(', ')})` : 'NULL'} AS agent_name,
+        ${t}.queue_id AS queue_id, ${t}.stream_id AS stream_id, ${t}.tid AS tid, K.dispatch_id AS dispatch_id,
+        ${hasCorr ? 'E.correlation_id' : 'NULL'} AS correlation_id, K.kernel_id AS kernel_id,
+        ${symName.length ? `coalesce(${symName.join(', ')})` : 'NULL'} AS kernel, ${start} AS start_ns, ${end} AS end_ns,
+        K.workgroup_size_x AS wg_x, K.workgroup_size_y AS wg_y, K.workgroup_size_z AS wg_z,
+        K.grid_size_x AS grid_x, K.grid_size_y AS grid_y, K.grid_size_z AS grid_z
+      FROM ${kd} K ${joins} ORDER BY ${start}, K.id`;
+
+    await createRocprofStaging(store);
+    opts.onProgress?.('reading dispatches');
+    const app = await store.connection.createAppender('tw_rp_kd', 'main', 'temp');
+    let records = 0;
+    try {
+      for (const r of db.prepare(kdSql).iterate() as IterableIterator<SqlRow>) {
+        records++;
+        const type = asText(r['agent_type'])?.toUpperCase() ?? '';
+        const kind = type.includes('CPU') ? 'cpu' : type.includes('AIE') || type.includes('NPU') ? 'npu' : 'gpu';
+        const vals: [string, unknown][] = [
+          ['big', asBig(r['row_id'])], ['int', asBig(r['device'])], ['text', kind], ['text', asText(r['agent_name'])],
+          ['ubig', asBig(r['queue_id'])], ['ubig', asBig(r['stream_id'])], ['ubig', asBig(r['tid'])], ['ubig', asBig(r['dispatch_id'])],
+          ['ubig', asBig(r['correlation_id'])], ['ubig', asBig(r['kernel_id'])], ['text', asText(r['kernel'])],
+          ['ubig', asBig(r['start_ns'])], ['ubig', asBig(r['end_ns'])],
+          ['ubig', asBig(r['wg_x'])], ['ubig', asBig(r['wg_y'])], ['ubig', asBig(r['wg_z'])],
+          ['ubig', asBig(r['grid_x'])], ['ubig', asBig(r['grid_y'])], ['ubig', asBig(r['grid_z'])], ['text', 'KERNEL_DISPATCH'],
+        ];
+        for (const [kindOf, v] of vals) {
+          if (v === null) app.appendNull();
+          else if (kindOf === 'text') app.appendVarchar(v as string);
+          else if (kindOf === 'int') app.appendInteger(Number(v));
+          else if (kindOf === 'big') app.appendBigInt(v as bigint);
+          else if ((v as bigint) < 0n) app.appendNull();
+          else app.appendUBigInt(v as bigint);
+        }
+        app.endRow();
+      }
+      app.flushSync();
+    } finally {
+      app.closeSync();
+    }
+
+    // Host side: regions (HIP/HSA API calls, markers) and memory copies.
+    const hostApp = await store.connection.createAppender('tw_rp_host', 'main', 'temp');
+    let hostRows = 0;
+    try {
+      const appendHost = (line: bigint | null, kind: string, op: string | null, name: string | null, device: bigint | null, tid: bigint | null, corr: bigint | null, s: bigint | null, e: bigint | null, args: string | null) => {
+        hostRows++;
+        line === null ? hostApp.appendNull() : hostApp.appendBigInt(line);
+        hostApp.appendVarchar(kind);
+        op === null ? hostApp.appendNull() : hostApp.appendVarchar(op);
+        name === null ? hostApp.appendNull() : hostApp.appendVarchar(name);
+        device === null ? hostApp.appendNull() : hostApp.appendInteger(Number(device));
+        for (const v of [tid, corr, s, e]) (v === null || v < 0n ? hostApp.appendNull() : hostApp.appendUBigInt(v));
+        args === null ? hostApp.appendNull() : hostApp.appendVarchar(args);
+        hostApp.endRow();
+      };
+      if (region && str) {
+        const rc = columns(db, region);
+        const inlineR = rc.has('start') && rc.has('end');
+        if (inlineR || (rc.has('start_id') && ts)) {
+          const cat = event && eventCols.has('category_id') && rc.has('event_id');
+          const rsql = `SELECT R.id AS id, NS.string AS name, ${cat ? 'CS.string' : 'NULL'} AS category, ${inlineR ? 'R.tid' : 'T.tid'} AS tid,
+              ${inlineR ? 'R."start"' : 'TS.value'} AS s, ${inlineR ? 'R."end"' : 'TE.value'} AS e, ${hasCorr && rc.has('event_id') ? 'E.correlation_id' : 'NULL'} AS corr
+            FROM ${region} R LEFT JOIN ${str} NS ON NS.id = R.name_id
+            ${inlineR ? '' : `LEFT JOIN ${track} T ON T.id = R.track_id LEFT JOIN ${ts} TS ON TS.id = R.start_id LEFT JOIN ${ts} TE ON TE.id = R.end_id`}
+            ${event && rc.has('event_id') ? `LEFT JOIN ${event} E ON E.id = R.event_id` : ''}
+            ${cat ? `LEFT JOIN ${str} CS ON CS.id = E.category_id` : ''}
+            ORDER BY s, R.id`;
+          for (const r of db.prepare(rsql).iterate() as IterableIterator<SqlRow>) {
+            const category = asText(r['category']);
+            appendHost(asBig(r['id']), 'region', category, asText(r['name']), null, asBig(r['tid']), asBig(r['corr']), asBig(r['s']), asBig(r['e']), null);
+          }
+        }
+      }
+      if (copy) {
+        const cc = columns(db, copy);
+        const inlineC = cc.has('start') && cc.has('end');
+        if (inlineC || (cc.has('start_id') && ts)) {
+          const csql = `SELECT C.id AS id, ${str && cc.has('name_id') ? 'NS.string' : 'NULL'} AS name, ${inlineC ? 'C.tid' : 'T.tid'} AS tid,
+              ${inlineC ? 'C."start"' : 'TS.value'} AS s, ${inlineC ? 'C."end"' : 'TE.value'} AS e, C.size AS size,
+              ${agent && cc.has('dst_agent_id') ? (agentIndex ? `coalesce(DA.${agentIndex}, C.dst_agent_id)` : 'C.dst_agent_id') : 'NULL'} AS dst,
+              ${agent && cc.has('src_agent_id') ? (agentIndex ? `coalesce(SA.${agentIndex}, C.src_agent_id)` : 'C.src_agent_id') : 'NULL'} AS src
+            FROM ${copy} C ${str && cc.has('name_id') ? `LEFT JOIN ${str} NS ON NS.id = C.name_id` : ''}
+            ${inlineC ? '' : `LEFT JOIN ${track} T ON T.id = C.track_id LEFT JOIN ${ts} TS ON TS.id = C.start_id LEFT JOIN ${ts} TE ON TE.id = C.end_id`}
+            ${agent && cc.has('dst_agent_id') ? `LEFT JOIN ${agent} DA ON DA.id = C.dst_agent_id` : ''}
+            ${agent && cc.has('src_agent_id') ? `LEFT JOIN ${agent} SA ON SA.id = C.src_agent_id` : ''}
+            ORDER BY s, C.id`;
+          for (const r of db.prepare(csql).iterate() as IterableIterator<SqlRow>) {
+            const num = (v: unknown) => asBig(v)?.toString() ?? 'null';
+            const args = `{"bytes":${num(r['size'])},"src_device":${num(r['src'])},"dst_device":${num(r['dst'])}}`;
+            appendHost(asBig(r['id']), 'memory_copy', 'MEMORY_COPY', asText(r['name']), asBig(r['dst']), asBig(r['tid']), null, asBig(r['s']), asBig(r['e']), args);
+          }
+        }
+      }
+      hostApp.flushSync();
+    } finally {
+      hostApp.closeSync();
+    }
+    if (records === 0 && hostRows === 0) throw new TickwiseError('empty-input', traceMessages.emptyFile(), { file: src.displayPath });
+
+    let schemaVersion: number | null = null;
+    const conditions: [string, string | null][] = [];
+    if (meta) {
+      for (const r of db.prepare(`SELECT tag, value FROM ${meta}`).all() as SqlRow[]) {
+        const tag = asText(r['tag']);
+        const value = asText(r['value']);
+        if (tag === 'schema_version' && value !== null) schemaVersion = Number.parseInt(value, 10) || null;
+        else if (tag && tag !== 'uuid' && tag !== 'guid') conditions.push([`rocpd.${tag}`, value]);
+      }
+    }
+    if (node) {
+      const hosts = db.prepare(`SELECT DISTINCT hostname FROM ${node} WHERE hostname IS NOT NULL`).all() as SqlRow[];
+      if (hosts.length === 1) conditions.push(['hostname', asText(hosts[0]!['hostname'])]);
+    }
+    // `line` of a rocpd row is its row id in its table (there are no file lines).
+    opts.onProgress?.('loading tables');
+    return await loadRocprofStaged(store, src, opts, {
+      format: 'rocpd', producer: 'rocprofv3 (rocpd SQLite)', schemaVersion, records: records + hostRows, conditions,
+    }, diags, sha);
+  } finally {
+    db.close();
+    await dropRocprofStaging(store).catch(() => undefined);
+  }
+}

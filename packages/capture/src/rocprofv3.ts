@@ -1,0 +1,350 @@
+import { join } from 'node:path';
+import { QueryError, type Store } from '@tickwise/store';
+import { TickwiseError } from '@tickwise/time';
+import type { Diagnostic, ImportOptions, ImportResult } from './ireeperf-jsonl';
+import {
+  baseName, cleanDuckdbMessage, duckdbCompression, duckdbLine, insertAssumption, insertCapture, insertCondition, insertDevice, insertDiagnostics,
+  sqlString, withTempDir,
+} from './capture-rows';
+import { scanJsonRecords, sourceLineOf } from './json-records';
+import { sha256File, type SourceFile } from './source-file';
+import { traceMessages } from './trace-messages';
+import './reader-options';
+
+/**
+ * rocprofv3 (ROCm's rocprofiler-sdk tool) kernel traces: the
+ * `--kernel-trace --output-format csv` file (`<pid>_kernel_trace.csv`, or
+ * `rocpd2csv`'s `out_kernel_trace.csv`) and the `--output-format json` file
+ * (`results.json`: `{"rocprofiler-sdk-tool": [{metadata, agents,
+ * kernel_symbols, buffer_records: {kernel_dispatch, hip_api, ...}}]}`).
+ * Timestamps are integer ns on CLOCK_BOOTTIME.
+ *
+ * ```
+ * CSV  --DuckDB read_csv (all varchar, exact casts)----------\
+ * JSON --scanJsonRecords (streamed) --DuckDB read_json-------+--> tw_rp_kd, tw_rp_host
+ * rocpd (rocpd.ts) --better-sqlite3 rows --DuckDB appender---/
+ *   tw_rp_kd --loadRocprofStaged (clock: boottime, or - offset --> host_monotonic)--> devices, dispatches, kernels_meta
+ *   tw_rp_host --> host_events (API calls, markers, memory copies)
+ * ```
+ */
+
+/** Staging columns every rocprofv3 variant fills: one row per kernel dispatch. */
+const KD_COLUMNS = `line BIGINT, device INTEGER, device_kind VARCHAR, device_name VARCHAR, queue_raw UBIGINT, stream_id UBIGINT,
+  thread_id UBIGINT, dispatch_id UBIGINT, correlation_id UBIGINT, kernel_id UBIGINT, kernel VARCHAR, start_raw UBIGINT, end_raw UBIGINT,
+  wg_x UBIGINT, wg_y UBIGINT, wg_z UBIGINT, grid_x UBIGINT, grid_y UBIGINT, grid_z UBIGINT, kind VARCHAR`;
+
+/** Staging columns of host-side spans (API calls, markers, copies): one row each. */
+const HOST_COLUMNS = `line BIGINT, kind VARCHAR, op VARCHAR, name VARCHAR, device INTEGER, thread_id UBIGINT, correlation_id UBIGINT,
+  start_raw UBIGINT, end_raw UBIGINT, args JSON`;
+
+/** Creates the empty staging tables (`tw_rp_kd`, `tw_rp_host`). */
+export async function createRocprofStaging(store: Store): Promise<void> {
+  await dropRocprofStaging(store);
+  await store.run(`CREATE TEMP TABLE tw_rp_kd (${KD_COLUMNS})`);
+  await store.run(`CREATE TEMP TABLE tw_rp_host (${HOST_COLUMNS})`);
+}
+
+/** Drops the staging tables. */
+export async function dropRocprofStaging(store: Store): Promise<void> {
+  await store.run('DROP TABLE IF EXISTS tw_rp_kd');
+  await store.run('DROP TABLE IF EXISTS tw_rp_host');
+}
+
+/** What a variant tells the shared loader about its source. */
+export interface RocprofSource {
+  readonly format: string;
+  readonly producer: string;
+  readonly schemaVersion?: number | null;
+  readonly records: number;
+  readonly conditions?: ReadonlyArray<readonly [string, string | null]>;
+}
+
+/**
+ * Loads the staged rows of one rocprofv3 capture into the canonical tables.
+ * Times stay CLOCK_BOOTTIME (`host_boottime`, timeline `boottime`) unless
+ * `opts.boottimeOffsetNs` relates the clocks, when they are shifted onto
+ * host_monotonic and the relation is recorded in `assumptions`.
+ */
+export async function loadRocprofStaged(
+  store: Store, src: SourceFile, opts: ImportOptions, info: RocprofSource, diags: Diagnostic[], sha: Promise<string>,
+): Promise<ImportResult> {
+  const captureId = await store.nextCaptureId();
+  const offset = opts.boottimeOffsetNs;
+  const timeSource = offset === undefined ? 'host_boottime' : 'host_monotonic';
+  const timeline = offset === undefined ? 'boottime' : 'host_monotonic';
+  const off = (offset ?? 0n).toString();
+  const ns = (col: string) => `TRY_CAST(${col}::HUGEINT - ${off}::HUGEINT AS BIGINT)`;
+
+  const devices = await store.query(
+    { device: 'number', kind: 'string?', name: 'string?', n: 'number' },
+    `SELECT device, max(device_kind) AS kind, max(device_name) AS name, count(*)::INTEGER AS n FROM tw_rp_kd GROUP BY device
+     UNION ALL SELECT device, NULL, NULL, 0 FROM tw_rp_host WHERE device IS NOT NULL AND device NOT IN (SELECT device FROM tw_rp_kd) GROUP BY device
+     ORDER BY device`,
+  );
+  for (const d of devices) {
+    const kind = opts.deviceKind ?? (d.kind === 'cpu' || d.kind === 'npu' || d.kind === 'gpu' ? d.kind : 'gpu');
+    await insertDevice(store, { capture_id: captureId, device: d.device, kind, name: d.name, time_base: timeSource });
+  }
+
+  // Queue handles of old rocprofv3 versions are pointers: number them per device when they do not fit.
+  const bigQueues = Number(await store.scalar(`SELECT count(*) FROM tw_rp_kd WHERE queue_raw > 2147483647`)) > 0;
+  const queue = bigQueues ? `(dense_rank() OVER (PARTITION BY device ORDER BY queue_raw) - 1)::INTEGER` : 'queue_raw::INTEGER';
+  const wgCount = (g: string, w: string) => `CASE WHEN ${w} > 0 THEN (${g} // ${w})::UINTEGER END`;
+  await store.run(`INSERT INTO dispatches
+    SELECT ${captureId}, device, ${queue}, NULL, NULL, NULL, coalesce(dispatch_id, correlation_id), NULL, TRY_CAST(kernel_id AS UINTEGER),
+      coalesce(kernel, 'kernel_' || kernel_id::VARCHAR, 'unknown'),
+      ${ns('start_raw')} AS s_ns, ${ns('end_raw')} AS e_ns, e_ns - s_ns,
+      NULL, NULL, TRY_CAST(end_raw::HUGEINT - start_raw::HUGEINT AS BIGINT), '${timeSource}',
+      s_ns IS NOT NULL AND e_ns IS NOT NULL AND e_ns > s_ns,
+      ${wgCount('grid_x', 'wg_x')}, ${wgCount('grid_y', 'wg_y')}, ${wgCount('grid_z', 'wg_z')}, NULL, line
+    FROM tw_rp_kd ORDER BY line`);
+  await store.run(`INSERT INTO kernels_meta
+    SELECT ${captureId}, NULL, TRY_CAST(kernel_id AS UINTEGER), arg_min(kernel, line), arg_min(wg_x, line)::UINTEGER, arg_min(wg_y, line)::UINTEGER,
+      arg_min(wg_z, line)::UINTEGER, NULL
+    FROM tw_rp_kd WHERE kernel IS NOT NULL GROUP BY kernel_id, kernel ORDER BY min(line)`);
+  await store.run(`INSERT INTO host_events
+    SELECT ${captureId}, device, NULL, kind, op, name, correlation_id, NULL, NULL, NULL, TRY_CAST(thread_id AS BIGINT),
+      ${ns('start_raw')} AS s_ns, ${ns('end_raw')} AS e_ns, e_ns - s_ns, '${timeSource}', s_ns IS NOT NULL AND e_ns IS NOT NULL AND e_ns >= s_ns, args, line
+    FROM tw_rp_host ORDER BY line`);
+
+  const bad = await store.query(
+    { missing: 'number', nonpos: 'number', range: 'number', missing_line: 'number?', nonpos_line: 'number?', range_line: 'number?' },
+    `SELECT count(*) FILTER (WHERE start_raw IS NULL OR end_raw IS NULL)::INTEGER AS missing,
+       count(*) FILTER (WHERE start_raw IS NOT NULL AND end_raw IS NOT NULL AND end_raw <= start_raw)::INTEGER AS nonpos,
+       count(*) FILTER (WHERE start_raw IS NOT NULL AND end_raw IS NOT NULL AND (${ns('start_raw')} IS NULL OR ${ns('end_raw')} IS NULL))::INTEGER AS range,
+       min(line) FILTER (WHERE start_raw IS NULL OR end_raw IS NULL)::BIGINT AS missing_line,
+       min(line) FILTER (WHERE start_raw IS NOT NULL AND end_raw IS NOT NULL AND end_raw <= start_raw)::BIGINT AS nonpos_line,
+       min(line) FILTER (WHERE start_raw IS NOT NULL AND end_raw IS NOT NULL AND (${ns('start_raw')} IS NULL OR ${ns('end_raw')} IS NULL))::BIGINT AS range_line
+     FROM tw_rp_kd`,
+  );
+  const b = bad[0]!;
+  if (b.missing > 0) diags.push({ severity: 'warning', code: 'missing-timestamp', message: traceMessages.badTimestamp('dispatch(es)', b.missing, 'start or end timestamp'), line: b.missing_line ?? undefined });
+  if (b.nonpos > 0) diags.push({ severity: 'warning', code: 'non-positive-duration', message: traceMessages.nonPositiveDuration('dispatch(es)', b.nonpos), line: b.nonpos_line ?? undefined });
+  if (b.range > 0) diags.push({ severity: 'warning', code: 'time-out-of-range', message: traceMessages.outOfRange('dispatch(es)', b.range), line: b.range_line ?? undefined });
+
+  if (offset === undefined) {
+    diags.push({ severity: 'info', code: 'boottime-unaligned', message: traceMessages.boottimeUnaligned() });
+  } else {
+    await insertAssumption(store, captureId, null, 'clock_relation', `host_monotonic_ns = host_boottime_ns - ${off}`, traceMessages.boottimeShifted(off));
+  }
+  for (const [k, v] of info.conditions ?? []) await insertCondition(store, captureId, k, v);
+  await insertCapture(store, {
+    capture_id: captureId, path: src.displayPath, format: info.format, schema_version: info.schemaVersion ?? null, sha256: await sha,
+    size_bytes: src.sizeBytes, producer: info.producer, label: opts.label ?? baseName(src.displayPath), timeline, record_count: info.records,
+  });
+  await insertDiagnostics(store, captureId, src.displayPath, diags);
+  const dispatches = await store.count('dispatches', `WHERE capture_id = ${captureId}`);
+  return { capture_id: captureId, format: info.format, records: info.records, dispatches, diagnostics: diags.length };
+}
+
+/** Columns of the kernel trace CSV tickwise reads (lower case), with the ones it needs. */
+const CSV_REQUIRED = ['kernel_name', 'start_timestamp', 'end_timestamp'] as const;
+
+/**
+ * Imports a rocprofv3 kernel trace CSV. Columns are matched by name (their
+ * set changed across ROCm releases: Stream_Id, Thread_Id, Dispatch_Id,
+ * LDS_Block_Size vs Private/Group_Segment_Size, rocpd2csv's Guid); values
+ * are read as text and cast exactly, so a bad cell becomes a diagnostic
+ * with its line, not a failed import.
+ */
+export async function importRocprofCsv(store: Store, src: SourceFile, opts: ImportOptions = {}): Promise<ImportResult> {
+  const diags: Diagnostic[] = [];
+  const sha = sha256File(src.path);
+  sha.catch(() => undefined);
+  opts.onProgress?.('scanning');
+  const read = `read_csv(${sqlString(src.path)}, header = true, all_varchar = true, delim = ',', quote = '"', escape = '"', compression = '${duckdbCompression(src.compression)}')`;
+  try {
+    await store.run('DROP TABLE IF EXISTS tw_rp_csv');
+    try {
+      await store.run(`CREATE TEMP TABLE tw_rp_csv AS SELECT * FROM ${read}`);
+    } catch (e) {
+      const msg = (e as Error).message;
+      const line = /Line: (\d+)/i.exec(msg) ?? /line (\d+)/i.exec(msg);
+      throw new TickwiseError('bad-record', traceMessages.badRecord(cleanDuckdbMessage(msg)), { file: src.displayPath, line: line ? Number(line[1]) : undefined, cause: e });
+    }
+    const cols = (await store.rows(`DESCRIBE tw_rp_csv`)).map((r) => String(r['column_name']));
+    const byName = new Map(cols.map((c) => [c.toLowerCase(), c]));
+    const missing = CSV_REQUIRED.filter((c) => !byName.has(c));
+    if (missing.length > 0) throw new TickwiseError('wrong-format', traceMessages.missingColumns(missing, cols), { file: src.displayPath, line: 1 });
+    const col = (name: string, cast: string | null = 'UBIGINT'): string => {
+      const c = byName.get(name);
+      if (!c) return 'NULL';
+      const q = `"${c.replaceAll('"', '""')}"`;
+      return cast ? `TRY_CAST(trim(${q}) AS ${cast})` : q;
+    };
+    const agent = byName.has('agent_id') ? col('agent_id', null) : `'0'`;
+    const records = await store.count('tw_rp_csv');
+    if (records === 0) throw new TickwiseError('empty-input', traceMessages.emptyFile(), { file: src.displayPath });
+    await createRocprofStaging(store);
+    // rowid follows the file order; the header is line 1.
+    await store.run(`INSERT INTO tw_rp_kd
+      SELECT rowid + 2, coalesce(TRY_CAST(regexp_extract(${agent}, '(\\d+)\\s*$', 1) AS INTEGER), 0),
+        CASE WHEN upper(${agent}) LIKE 'CPU%' THEN 'cpu' ELSE 'gpu' END,
+        CASE WHEN TRY_CAST(${agent} AS INTEGER) IS NOT NULL THEN 'Agent ' || ${agent} ELSE ${agent} END,
+        ${col('queue_id')}, ${col('stream_id')}, ${col('thread_id')}, ${col('dispatch_id')}, ${col('correlation_id')}, ${col('kernel_id')},
+        ${col('kernel_name', null)}, ${col('start_timestamp')}, ${col('end_timestamp')},
+        ${col('workgroup_size_x')}, ${col('workgroup_size_y')}, ${col('workgroup_size_z')}, ${col('grid_size_x')}, ${col('grid_size_y')}, ${col('grid_size_z')},
+        ${col('kind', null)}
+      FROM tw_rp_csv`);
+    const otherKinds = await store.query({ kind: 'string', n: 'number', line: 'number' },
+      `SELECT kind, count(*)::INTEGER AS n, min(line)::BIGINT AS line FROM tw_rp_kd WHERE kind IS NOT NULL AND kind <> 'KERNEL_DISPATCH' GROUP BY kind`);
+    for (const k of otherKinds) diags.push({ severity: 'warning', code: 'unexpected-kind', message: `${k.n} row(s) of Kind "${k.kind}" read as kernel dispatches`, line: k.line });
+    opts.onProgress?.('loading tables');
+    return await loadRocprofStaged(store, src, opts, { format: 'rocprofv3-csv', producer: 'rocprofv3 (kernel trace CSV)', records }, diags, sha);
+  } finally {
+    await store.run('DROP TABLE IF EXISTS tw_rp_csv').catch(() => undefined);
+    await dropRocprofStaging(store).catch(() => undefined);
+  }
+}
+
+/** The buffer-record kinds of results.json that become host events, with the host_events kind they get. */
+const JSON_HOST_KINDS = {
+  hip_api: 'hip_api',
+  hsa_api: 'hsa_api',
+  marker_api: 'marker_api',
+  rccl_api: 'rccl_api',
+  memory_copy: 'memory_copy',
+} as const;
+
+const TOOL = 'rocprofiler-sdk-tool';
+
+/**
+ * Imports rocprofv3's JSON output. The file is one JSON object of any size:
+ * it is streamed (never JSON.parse'd whole), its record arrays written to
+ * NDJSON and read by DuckDB with explicit columns, so 64-bit values stay
+ * exact. Several processes (`rocprofiler-sdk-tool[i]`) land in one capture;
+ * a device is an agent's logical node id.
+ */
+export async function importRocprofJson(store: Store, src: SourceFile, opts: ImportOptions = {}): Promise<ImportResult> {
+  const diags: Diagnostic[] = [];
+  const sha = sha256File(src.path);
+  sha.catch(() => undefined);
+  opts.onProgress?.('scanning');
+  return withTempDir('tickwise-rocprof-', async (dir) => {
+    const hostKinds = Object.keys(JSON_HOST_KINDS) as (keyof typeof JSON_HOST_KINDS)[];
+    const specs = [
+      { paths: [[TOOL, '[]', 'buffer_records', 'kernel_dispatch', '[]']], out: join(dir, 'kd.ndjson') },
+      { paths: [[TOOL, '[]', 'agents', '[]']], out: join(dir, 'agents.ndjson') },
+      { paths: [[TOOL, '[]', 'kernel_symbols', '[]']], out: join(dir, 'syms.ndjson') },
+      ...hostKinds.map((k) => ({ paths: [[TOOL, '[]', 'buffer_records', k, '[]']], out: join(dir, `${k}.ndjson`) })),
+    ];
+    const scan = await scanJsonRecords(src, {
+      mode: 'document',
+      records: specs,
+      capture: [[TOOL, '[]', 'metadata'], [TOOL, '[]', 'strings', 'buffer_records']],
+    });
+    for (const i of scan.issues) diags.push(i);
+    const processes = [...scan.captured.keys()].filter((k) => k.endsWith('/metadata')).length;
+    if (processes === 0 && scan.counts[0] === 0) {
+      throw new TickwiseError('wrong-format', `not rocprofv3 JSON output: no "${TOOL}" entries with metadata or kernel dispatches`, { file: src.displayPath, line: 1 });
+    }
+    const readNd = async (table: string, spec: number, columns: string): Promise<void> => {
+      await store.run(`DROP TABLE IF EXISTS ${table}`);
+      try {
+        await store.run(`CREATE TEMP TABLE ${table} AS SELECT * FROM read_json(${sqlString(specs[spec]!.out)}, format = 'newline_delimited', columns = {_line: 'UBIGINT', _i: 'UBIGINT[]', ${columns}}, maximum_object_size = 268435456)`);
+      } catch (e) {
+        if (!(e instanceof QueryError)) throw e;
+        const msg = e.message;
+        throw new TickwiseError('bad-record', traceMessages.badRecord(cleanDuckdbMessage(msg)), { file: src.displayPath, line: sourceLineOf(scan.lines[spec]!, duckdbLine(msg)), cause: e });
+      }
+    };
+    const corr = `correlation_id: 'STRUCT(internal UBIGINT, external UBIGINT)'`;
+    try {
+      opts.onProgress?.('reading records');
+      await readNd('tw_rpj_kd', 0, `thread_id: 'UBIGINT', ${corr}, start_timestamp: 'UBIGINT', end_timestamp: 'UBIGINT',
+        stream_id: 'STRUCT(handle UBIGINT)',
+        dispatch_info: 'STRUCT(agent_id STRUCT(handle UBIGINT), queue_id STRUCT(handle UBIGINT), kernel_id UBIGINT, dispatch_id UBIGINT,
+          workgroup_size STRUCT(x UBIGINT, y UBIGINT, z UBIGINT), grid_size STRUCT(x UBIGINT, y UBIGINT, z UBIGINT))'`);
+      await readNd('tw_rpj_agents', 1, `id: 'STRUCT(handle UBIGINT)', type: 'VARCHAR', node_id: 'UBIGINT', logical_node_id: 'UBIGINT',
+        name: 'VARCHAR', product_name: 'VARCHAR', model_name: 'VARCHAR'`);
+      await readNd('tw_rpj_syms', 2, `kernel_id: 'UBIGINT', kernel_name: 'VARCHAR', formatted_kernel_name: 'VARCHAR', truncated_kernel_name: 'VARCHAR'`);
+      for (let k = 0; k < hostKinds.length; k++) {
+        await readNd(`tw_rpj_h${k}`, 3 + k, `kind: 'VARCHAR', operation: 'VARCHAR', thread_id: 'UBIGINT', ${corr}, start_timestamp: 'UBIGINT',
+          end_timestamp: 'UBIGINT', dst_agent_id: 'STRUCT(handle UBIGINT)', src_agent_id: 'STRUCT(handle UBIGINT)', bytes: 'UBIGINT'`);
+      }
+      await createRocprofStaging(store);
+      // The agent table: type 1 = CPU, 2 = GPU (rocprofiler_agent_type_t); the device number is the logical node id.
+      await store.run(`CREATE OR REPLACE TEMP VIEW tw_rpj_agent AS
+        SELECT _i[1] AS proc, id.handle AS handle, coalesce(logical_node_id, node_id, _i[2])::INTEGER AS device,
+          CASE WHEN type IN ('1', 'CPU', 'ROCPROFILER_AGENT_TYPE_CPU') THEN 'cpu' ELSE 'gpu' END AS kind,
+          coalesce(nullif(product_name, ''), nullif(name, ''), nullif(model_name, '')) AS name
+        FROM tw_rpj_agents`);
+      await store.run(`INSERT INTO tw_rp_kd
+        SELECT k._line, coalesce(a.device, 0), coalesce(a.kind, 'gpu'), a.name, k.dispatch_info.queue_id.handle, k.stream_id.handle,
+          k.thread_id, k.dispatch_info.dispatch_id, k.correlation_id.internal, k.dispatch_info.kernel_id,
+          coalesce(nullif(s.formatted_kernel_name, ''), nullif(s.kernel_name, ''), nullif(s.truncated_kernel_name, '')),
+          k.start_timestamp, k.end_timestamp,
+          k.dispatch_info.workgroup_size.x, k.dispatch_info.workgroup_size.y, k.dispatch_info.workgroup_size.z,
+          k.dispatch_info.grid_size.x, k.dispatch_info.grid_size.y, k.dispatch_info.grid_size.z, 'KERNEL_DISPATCH'
+        FROM tw_rpj_kd k
+        LEFT JOIN tw_rpj_agent a ON a.proc = k._i[1] AND a.handle = k.dispatch_info.agent_id.handle
+        LEFT JOIN (SELECT DISTINCT ON (_i[1], kernel_id) _i[1] AS proc, * FROM tw_rpj_syms) s ON s.proc = k._i[1] AND s.kernel_id = k.dispatch_info.kernel_id`);
+      // Operation names: strings.buffer_records[kind].operations[operation], per process.
+      await store.run(`DROP TABLE IF EXISTS tw_rpj_ops`);
+      await store.run(`CREATE TEMP TABLE tw_rpj_ops (proc UBIGINT, kind VARCHAR, kind_name VARCHAR, op VARCHAR, name VARCHAR)`);
+      for (const [path, text] of scan.captured) {
+        const m = /^rocprofiler-sdk-tool\/(\d+)\/strings\/buffer_records$/.exec(path);
+        if (!m) continue;
+        let kinds: unknown;
+        try {
+          kinds = JSON.parse(text);
+        } catch {
+          continue;
+        }
+        if (!Array.isArray(kinds)) continue;
+        const rows: unknown[] = [];
+        kinds.forEach((k: { kind?: unknown; operations?: unknown }, ki) => {
+          if (!Array.isArray(k?.operations)) return;
+          k.operations.forEach((name, oi) => rows.push(Number(m[1]), String(ki), String(k.kind ?? ''), String(oi), String(name)));
+        });
+        for (let r = 0; r < rows.length; r += 5 * 500) {
+          const chunk = rows.slice(r, r + 5 * 500);
+          const values = Array.from({ length: chunk.length / 5 }, (_, j) => `($${j * 5 + 1}, $${j * 5 + 2}, $${j * 5 + 3}, $${j * 5 + 4}, $${j * 5 + 5})`).join(', ');
+          await store.run(`INSERT INTO tw_rpj_ops VALUES ${values}`, chunk);
+        }
+      }
+      for (let k = 0; k < hostKinds.length; k++) {
+        const kind = JSON_HOST_KINDS[hostKinds[k]!];
+        const copy = kind === 'memory_copy';
+        await store.run(`INSERT INTO tw_rp_host
+          SELECT h._line, '${kind}', coalesce(o.kind_name, h.kind), coalesce(o.name, 'operation ' || h.operation), ${copy ? 'd.device' : 'NULL'},
+            h.thread_id, h.correlation_id.internal, h.start_timestamp, h.end_timestamp,
+            ${copy ? `json_object('bytes', h.bytes, 'src_device', s.device, 'dst_device', d.device)` : 'NULL'}
+          FROM tw_rpj_h${k} h
+          LEFT JOIN tw_rpj_ops o ON o.proc = h._i[1] AND o.kind = h.kind AND o.op = h.operation
+          ${copy ? 'LEFT JOIN tw_rpj_agent d ON d.proc = h._i[1] AND d.handle = h.dst_agent_id.handle LEFT JOIN tw_rpj_agent s ON s.proc = h._i[1] AND s.handle = h.src_agent_id.handle' : ''}`);
+      }
+      const conditions: [string, string | null][] = [];
+      for (const [path, text] of scan.captured) {
+        if (!path.endsWith('/metadata')) continue;
+        try {
+          const md = JSON.parse(text) as { pid?: unknown; command?: unknown };
+          if (md.pid !== undefined) conditions.push(['pid', String(md.pid)]);
+          if (Array.isArray(md.command)) conditions.push(['command', md.command.join(' ')]);
+        } catch {
+          // metadata is informational only
+        }
+      }
+      const records = scan.counts.reduce((a, b) => a + b, 0);
+      opts.onProgress?.('loading tables');
+      return await loadRocprofStaged(store, src, opts, { format: 'rocprofv3-json', producer: 'rocprofv3 (JSON output)', records, conditions }, diags, sha);
+    } finally {
+      for (const t of ['tw_rpj_kd', 'tw_rpj_agents', 'tw_rpj_syms', 'tw_rpj_ops', ...hostKinds.map((_, k) => `tw_rpj_h${k}`)]) {
+        await store.run(`DROP TABLE IF EXISTS ${t}`).catch(() => undefined);
+      }
+      await store.run('DROP VIEW IF EXISTS tw_rpj_agent').catch(() => undefined);
+      await dropRocprofStaging(store).catch(() => undefined);
+    }
+  });
+}
+
+/** True when a file's first bytes look like a rocprofv3 kernel trace CSV header. */
+export function sniffRocprofCsv(head: string): boolean {
+  const first = head.split(/\r?\n/, 1)[0] ?? '';
+  return /"?Kernel_Name"?/.test(first) && /"?Start_Timestamp"?/.test(first) && /"?End_Timestamp"?/.test(first);
+}
+
+/** True when a file's first bytes look like rocprofv3's JSON output. */
+export function sniffRocprofJson(head: string): boolean {
+  return /^\s*\{\s*"rocprofiler-sdk-tool"\s*:/.test(head);
+}
