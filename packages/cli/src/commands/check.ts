@@ -1,6 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { readLlamaBench, readPin } from '@tickwise/capture';
-import { hasErrors, runChecks, type Finding } from '@tickwise/analyzer';
+import { hasErrors, provenanceLines, runChecks, type Finding } from '@tickwise/analyzer';
 import type { Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import { withInputs, withJson, withStore, type InputArgs } from '../options';
@@ -23,23 +23,13 @@ function numbers(f: Finding): string {
     .join(' ');
 }
 
-async function captureLines(store: Store, findings: readonly Finding[]): Promise<string[]> {
-  const ids = [...new Set(findings.map((f) => f.capture_id).filter((x): x is number => x !== null))];
-  if (ids.length === 0) return [];
-  const rows = await store.query(
-    { capture_id: 'number', path: 'string', producer: 'string?' },
-    `SELECT capture_id, path, producer FROM captures WHERE capture_id IN (${ids.join(', ')}) ORDER BY capture_id`,
-  );
-  return rows.map((r) => `capture ${r.capture_id}: ${r.path}${r.producer ? ` (${r.producer})` : ''}`);
-}
-
 /** The human report: a table of findings, then each one's message and what to do. */
 export async function formatFindings(store: Store, findings: readonly Finding[]): Promise<string> {
   if (findings.length === 0) return 'no findings: every check passed';
   const count = (s: Finding['severity']) => findings.filter((f) => f.severity === s).length;
+  const header = await provenanceLines(store, findings.map((f) => f.capture_id).filter((x): x is number => x !== null));
   const lines = [
-    ...(await captureLines(store, findings)),
-    '',
+    ...(header ? [header, ''] : []),
     formatTable(
       ['#', 'severity', 'code', 'capture', 'device', 'numbers'],
       findings.map((f, i) => ({ '#': i + 1, severity: f.severity, code: f.code, capture: f.capture_id, device: f.device ?? null, numbers: numbers(f) })),
