@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runChecks } from '../src/index';
+import { errorFindingsHeader, runChecks } from '../src/index';
 import { importSynth, synthCapture, tickwise } from './checks-helpers';
 
 describe('duration-unit-mismatch', () => {
@@ -16,6 +16,10 @@ describe('duration-unit-mismatch', () => {
       expect(f['line']).toBe(12);
       expect(f.message).toContain("the source's own duration_ns are 10x smaller than the durations of their ticks through the clock fit");
       expect(f.advice).toContain('ticks where nanoseconds belong');
+      // what other verbs print before their numbers
+      expect(await errorFindingsHeader(store)).toBe(
+        `!! error duration-unit-mismatch: ${f.message}\n!! 1 error finding(s): the numbers below may be wrong (tickwise check <input> for advice)\n`,
+      );
     } finally {
       await store.close();
     }
