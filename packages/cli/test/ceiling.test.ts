@@ -1,9 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import * as analyzer from '@tickwise/analyzer';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const TICKWISE = join(ROOT, 'scripts/tickwise');
@@ -118,18 +117,81 @@ describe('tickwise ceiling from cost curves', () => {
   });
 });
 
-const hasRowGroupCost = typeof (analyzer as unknown as Record<string, unknown>)['rowGroupCost'] === 'function';
+const GPU_CAPTURE = 'captures/sample/igpu-prefill.ireeperf.jsonl';
+const NPU_CAPTURE = 'captures/sample/npu-tiles.ireeperf.jsonl';
+const FROM_CAPTURES = [
+  '--gpu', GPU_CAPTURE, '--gpu-kernel', '*dispatch_6_matmul*', '--gpu-rows-per-dispatch', '512',
+  '--npu', NPU_CAPTURE, '--npu-kernel', '*matmul*', '--npu-rows-per-dispatch', '256',
+  '--rows', '8192', '--target-speedup', '1.15',
+];
 
-describe('tickwise ceiling from captures', () => {
-  it('says clearly when the analyzer does not provide rowGroupCost yet', () => {
-    if (hasRowGroupCost) return; // covered by the end-to-end test below
-    const r = tickwise('ceiling', '--gpu', 'captures/none.jsonl', '--gpu-kernel', '*matmul*', '--gpu-rows-per-dispatch', '512', '--npu-tile-ms', '6', '--rows', '8192');
-    expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/rowGroupCost from @tickwise\/analyzer/);
+describe('tickwise ceiling from the sample captures', () => {
+  const truth = (name: string) => JSON.parse(readFileSync(join(ROOT, 'captures/sample', name), 'utf8'));
+
+  it('agrees with the same call fed the numbers tickwise cost printed', () => {
+    const gpuCost = JSON.parse(tickwise('cost', GPU_CAPTURE, '--kernel', '*dispatch_6_matmul*', '--rows-per-dispatch', '512', '--segment', 'steady', '--json').stdout);
+    const npuCost = JSON.parse(tickwise('cost', NPU_CAPTURE, '--kernel', '*matmul*', '--rows-per-dispatch', '256', '--json').stdout);
+    const fromCaptures = tickwise('ceiling', ...FROM_CAPTURES, '--json');
+    expect(fromCaptures.stderr).toBe('');
+    const a = JSON.parse(fromCaptures.stdout);
+    const b = JSON.parse(tickwise('ceiling', '--gpu-group-ms', String(gpuCost.group_ms), '--npu-tile-ms', String(npuCost.group_ms),
+      '--rows', '8192', '--target-speedup', '1.15', '--json').stdout);
+    for (const key of ['groups', 'npu_groups', 'gpu_only_ms', 'split_ms', 'gpu_ms_at_split', 'npu_ms_at_split', 'speedup', 'balance_groups', 'required_npu_tile_ms', 'required_npu_groups']) {
+      expect(a[key], key).toBe(b[key]);
+    }
+    // and both agree with the generator's ground truth (split_inputs of the NPU truth file)
+    const t = truth('npu-tiles.truth.json').split_inputs;
+    expect(a.gpu_group_ms).toBeCloseTo(t.g_ms, 5);
+    expect(a.npu_tile_ms).toBeCloseTo(t.t_ms, 5);
+    const g = t.g_ms;
+    const n = 32;
+    expect(a.balance_groups).toBeCloseTo((n * g) / (g + t.t_ms), 4);
+  });
+
+  it('says where every number came from', () => {
+    const a = JSON.parse(tickwise('ceiling', ...FROM_CAPTURES, '--json').stdout);
+    const gpu = a.sources.gpu;
+    expect(gpu.from).toBe('capture');
+    expect(gpu.line).toMatch(/^capture 1: captures\/sample\/igpu-prefill\.ireeperf\.jsonl \(ireeperf-jsonl v15, .*sha256 [0-9a-f]{12}/);
+    expect(gpu.line).toContain('kernel *dispatch_6_matmul* (prefill_dispatch_6_matmul_512x8192x3072_f16), segment steady (1 selected), 112 dispatches of 512 rows');
+    expect(gpu.details.captures[0]).toMatchObject({ dispatch_count: 112, rows_per_dispatch: 512, segment: 'steady', kernel: '*dispatch_6_matmul*' });
+    expect(a.sources.npu.details.captures[0]).toMatchObject({ dispatch_count: 40, rows_per_dispatch: 256, segment: 'all' });
+    // the NPU capture does not repeat: all of it is used, and the output says so
+    expect(a.notes.join(' ')).toMatch(/npu-tiles\.ireeperf\.jsonl: one segment \(no repetition found\)/);
+    // p10/p90 of the dispatches give a range
+    expect(a.speedup_range.low.speedup).toBeLessThanOrEqual(a.speedup);
+    expect(a.speedup_range.high.speedup).toBeGreaterThanOrEqual(a.speedup);
+  });
+
+  it('--splittable-fraction auto: the matched kernels\' time over the steady prefill span', () => {
+    const a = JSON.parse(tickwise('ceiling', ...FROM_CAPTURES, '--splittable-fraction', 'auto', '--json').stdout);
+    const g = truth('igpu-prefill.truth.json');
+    const k = g.kernels.find((x: { key: string }) => x.key === 'prefill_dispatch_6_matmul_512x8192x3072_f16');
+    const steadyKernelNs = k.per_segment.find((p: { segment: number }) => p.segment === 1).total_ns;
+    expect(a.splittable_fraction).toBeCloseTo(steadyKernelNs / g.steady_span_ns, 4);
+    expect(a.sources.splittable_fraction.line).toMatch(/^auto: capture 1: .*kernels \*dispatch_6_matmul\* take .* of prefill span over 1 segment \(steady\)/);
+    expect(a.end_to_end_speedup).toBeCloseTo(1 / (1 - a.splittable_fraction + a.splittable_fraction / a.speedup), 12);
+  });
+
+  it('several captures at different rows per dispatch make a curve (here one capture read twice, at two M)', () => {
+    const a = JSON.parse(tickwise('ceiling', '--gpu', GPU_CAPTURE, '--gpu', GPU_CAPTURE, '--gpu-kernel', '*dispatch_6_matmul*',
+      '--gpu-rows-per-dispatch', '512', '--gpu-rows-per-dispatch', '1024', '--npu-tile-ms', '6', '--rows', '8192', '--json').stdout);
+    expect(a.model).toBe('curve');
+    expect(a.sources.gpu.from).toBe('captures');
+    expect(a.sources.gpu.details.captures.map((c: { rows_per_dispatch: number }) => c.rows_per_dispatch)).toEqual([512, 1024]);
+    // the same dispatches read as covering 1024 rows cost half as much per group; 8192 rows lie above both points
+    expect(a.gpu_group_ms).toBeCloseTo(a.sources.gpu.details.captures[0].group_ms / 2, 12);
+    expect(a.extrapolation[0]).toMatchObject({ engine: 'gpu', side: 'above', measured_max_rows: 1024 });
   });
 
   it('needs a kernel glob and rows per dispatch with --gpu', () => {
     expect(tickwise('ceiling', '--gpu', 'x.jsonl', '--npu-tile-ms', '6', '--rows', '8192').stderr).toMatch(/--gpu needs --gpu-kernel GLOB/);
     expect(tickwise('ceiling', '--gpu', 'x.jsonl', '--gpu-kernel', '*', '--npu-tile-ms', '6', '--rows', '8192').stderr).toMatch(/--gpu needs --gpu-rows-per-dispatch N/);
+  });
+
+  it('a glob that matches nothing stops with the analyzer\'s message (exit 2)', () => {
+    const r = tickwise('ceiling', '--gpu', GPU_CAPTURE, '--gpu-kernel', '*nothing_like_this*', '--gpu-rows-per-dispatch', '512', '--npu-tile-ms', '6', '--rows', '8192');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^tickwise: /);
   });
 });

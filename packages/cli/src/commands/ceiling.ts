@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { CommandModule } from 'yargs';
-import * as analyzer from '@tickwise/analyzer';
+import { captureFacts, provenanceLine, rowGroupCost, segments, type CaptureFacts, type CostResult } from '@tickwise/analyzer';
 import { openInputs } from '@tickwise/capture';
 import {
   DEFAULT_GROUP_ROWS,
@@ -24,7 +24,6 @@ import {
   type CostSource,
   type EngineCost,
 } from '@tickwise/ceiling';
-import type { Store } from '@tickwise/store';
 import { TickwiseError, nsToMsLossy } from '@tickwise/time';
 import { durationOption, importOptions } from '../options';
 import { formatJson, formatTable, out } from '../output';
@@ -49,7 +48,14 @@ interface Args {
   'npu-kernel'?: string | undefined;
   'gpu-rows-per-dispatch'?: string[] | undefined;
   'npu-rows-per-dispatch'?: string[] | undefined;
-  segment?: string | undefined;
+  'gpu-segment'?: string | undefined;
+  'npu-segment'?: string | undefined;
+  'gpu-reps'?: number | undefined;
+  'npu-reps'?: number | undefined;
+  'gpu-capture'?: number | undefined;
+  'npu-capture'?: number | undefined;
+  'gpu-device'?: number | undefined;
+  'npu-device'?: number | undefined;
   'sync-overhead'?: string | undefined;
   'splittable-fraction'?: string | undefined;
   'target-speedup'?: string | undefined;
@@ -111,59 +117,63 @@ function list(v: string[] | string | undefined): string[] {
   return (Array.isArray(v) ? v : [v]).map(String);
 }
 
-/** The expected shape of `@tickwise/analyzer`'s `rowGroupCost` result (only what the ceiling reads). */
-interface RowGroupCost {
-  dispatch_count: number | bigint;
-  group_ms: number;
-  group_ms_median?: number | null;
-  mean_dispatch_ns?: number | bigint | null;
-  p10_dispatch_ns?: number | bigint | null;
-  p90_dispatch_ns?: number | bigint | null;
-  capture_id?: number | null;
-  kernels?: readonly string[] | null;
-  provenance?: string | null;
+/** What one capture input gave: the analyzer's cost and the prefill share of the matched kernels. */
+interface CaptureCost {
+  readonly input: string;
+  readonly cost: CostResult;
+  readonly segment_note: string | null;
+  readonly provenance: string;
+  readonly capture: CaptureFacts | null;
+  /** Summed time of the matched kernels in the selected segments / summed span of those segments. */
+  readonly prefill_share: { readonly kernel_ns: number; readonly span_ns: number; readonly segments: number } | null;
 }
-type RowGroupCostFn = (
-  store: Store,
-  opts: { kernel: string; rowsPerDispatch: number; groupRows?: number; segment?: string },
-) => Promise<RowGroupCost>;
 
-/** The analyzer's `rowGroupCost`, or a clear error while it is not exported yet. */
-function rowGroupCostFn(): RowGroupCostFn {
-  const f = (analyzer as unknown as Record<string, unknown>)['rowGroupCost'];
-  if (typeof f !== 'function') {
-    throw new TickwiseError(
-      'not-available',
-      'costs from captures need rowGroupCost from @tickwise/analyzer, which this build does not export yet; ' +
-        'give the costs as numbers (--gpu-group-ms, --npu-tile-ms) or as a sweep (--gpu-cost-csv, --npu-cost-csv)',
-    );
+/**
+ * Costs one capture input with the analyzer. The segment: as given, else
+ * `steady` (all but the cold first pass) when the device's kernels repeat,
+ * else `all` with a note (a capture with one repetition has no steady part).
+ */
+async function costOneCapture(engine: Engine, input: string, args: Args, kernel: string, rowsPerDispatch: number, groupRows: number): Promise<CaptureCost> {
+  const { store } = await openInputs([input], importOptions({ inputs: [input], format: args['input-format'], 'tick-hz': args['tick-hz'] }));
+  try {
+    const given = args[`${engine}-segment`];
+    const base = { kernel, rowsPerDispatch, groupRows, captureId: args[`${engine}-capture`], device: args[`${engine}-device`], reps: args[`${engine}-reps`] };
+    let cost: CostResult;
+    let note: string | null = null;
+    if (given !== undefined) {
+      cost = await rowGroupCost(store, { ...base, segment: given });
+    } else {
+      const all = await rowGroupCost(store, { ...base, segment: 'all' });
+      if (all.segments_selected >= 2) {
+        cost = await rowGroupCost(store, { ...base, captureId: all.capture_id, device: all.device, segment: 'steady' });
+      } else {
+        cost = all;
+        note = `${input}: one segment (no repetition found), so all ${all.dispatch_count} dispatches were used; a cold first pass cannot be told apart (--${engine}-segment, --${engine}-reps)`;
+      }
+    }
+    const segs = (await segments(store, { captureId: cost.capture_id, device: cost.device, reps: base.reps })).devices[0]?.segments ?? [];
+    const picked = new Set(cost.per_segment.map((p) => p.segment));
+    const chosen = segs.filter((x) => picked.has(x.segment));
+    const spanNs = chosen.reduce((a, x) => a + Number(x.span_ns), 0);
+    const kernelNs = cost.matched_kernels.reduce((a, k) => a + Number(k.total_ns), 0);
+    return {
+      input,
+      cost,
+      segment_note: note,
+      provenance: await provenanceLine(store, cost.capture_id),
+      capture: (await captureFacts(store, [cost.capture_id]))[0] ?? null,
+      prefill_share: spanNs > 0 ? { kernel_ns: kernelNs, span_ns: spanNs, segments: chosen.length } : null,
+    };
+  } finally {
+    await store.close();
   }
-  return f as RowGroupCostFn;
-}
-
-function num(v: number | bigint | null | undefined): number | undefined {
-  return v === null || v === undefined ? undefined : Number(v);
-}
-
-/** One provenance line per capture: path, format, producer, file hash, and the libraries recorded. */
-async function provenanceLine(store: Store): Promise<string> {
-  const caps = await store.rows(`SELECT capture_id, path, format, producer, sha256 FROM captures ORDER BY capture_id`);
-  const libs = await store.rows(`SELECT capture_id, name, build_id FROM provenance ORDER BY capture_id, name`);
-  return caps
-    .map((c) => {
-      const own = libs.filter((l) => l['capture_id'] === c['capture_id']);
-      const libText = own.length === 0 ? 'no libraries recorded' : own.map((l) => `${String(l['name'] ?? '?')}${l['build_id'] ? ` build-id ${String(l['build_id']).slice(0, 12)}` : ''}`).join(', ');
-      const sha = typeof c['sha256'] === 'string' ? ` sha256 ${c['sha256'].slice(0, 12)}` : '';
-      return `capture ${String(c['capture_id'])} ${String(c['path'])} (${String(c['format'])}${c['producer'] ? `, ${String(c['producer'])}` : ''}${sha}; ${libText})`;
-    })
-    .join('; ');
 }
 
 /**
  * Per-group costs from captures: one point per input, at that input's rows per
  * dispatch (its M). One input gives a constant cost; several give a curve.
  */
-async function costFromCaptures(engine: Engine, args: Args, groupRows: number): Promise<EngineCost> {
+async function costFromCaptures(engine: Engine, args: Args, groupRows: number): Promise<{ cost: EngineCost; captures: CaptureCost[] }> {
   const inputs = list(args[engine]);
   const kernel = args[`${engine}-kernel`];
   const rpd = list(args[`${engine}-rows-per-dispatch`]).map((t) => rowsOption(t, `${engine}-rows-per-dispatch`)!);
@@ -172,42 +182,45 @@ async function costFromCaptures(engine: Engine, args: Args, groupRows: number): 
   if (rpd.length !== 1 && rpd.length !== inputs.length) {
     throw usage(`--${engine}-rows-per-dispatch: give one value, or one per --${engine} input (${inputs.length})`);
   }
-  const rowGroupCost = rowGroupCostFn();
-  const points: CostPoint[] = [];
-  const details: Record<string, unknown>[] = [];
-  const parts: string[] = [];
+  const got: CaptureCost[] = [];
   for (let i = 0; i < inputs.length; i++) {
-    const input = inputs[i]!;
-    const rowsPerDispatch = rpd.length === 1 ? rpd[0]! : rpd[i]!;
-    const { store } = await openInputs([input], importOptions({ inputs: [input], format: args['input-format'], 'tick-hz': args['tick-hz'] }));
-    try {
-      const c = await rowGroupCost(store, { kernel, rowsPerDispatch, groupRows, ...(args.segment ? { segment: args.segment } : {}) });
-      const toGroupMs = (dispatchNs: number | undefined) => (dispatchNs === undefined ? undefined : (nsToMsLossy(BigInt(Math.round(dispatchNs))) * groupRows) / rowsPerDispatch);
-      const point: CostPoint = {
-        rows: rowsPerDispatch,
-        ms: c.group_ms,
-        p10_ms: toGroupMs(num(c.p10_dispatch_ns)),
-        p90_ms: toGroupMs(num(c.p90_dispatch_ns)),
-      };
-      points.push(point);
-      const prov = c.provenance ?? (await provenanceLine(store));
-      const count = num(c.dispatch_count) ?? 0;
-      details.push({ input, kernel, rows_per_dispatch: rowsPerDispatch, dispatch_count: count, group_ms: c.group_ms, p10_group_ms: point.p10_ms ?? null, p90_group_ms: point.p90_ms ?? null, provenance: prov });
-      parts.push(`${input}: kernel ${kernel}, ${count} dispatches of ${rowsPerDispatch} rows -> ${formatMs(c.group_ms)} ms per ${groupRows}-row group [${prov}]`);
-    } finally {
-      await store.close();
-    }
+    got.push(await costOneCapture(engine, inputs[i]!, args, kernel, rpd.length === 1 ? rpd[0]! : rpd[i]!, groupRows));
   }
+  const points: CostPoint[] = got.map((g) => ({ rows: g.cost.rows_per_dispatch, ms: g.cost.group_ms, p10_ms: g.cost.group_ms_p10, p90_ms: g.cost.group_ms_p90 }));
+  const parts = got.map((g) => {
+    const c = g.cost;
+    return `${g.provenance.replace(/^# /, '')}: device ${c.device}, kernel ${c.kernel} (${c.matched_kernels.map((k) => k.kernel).join(', ')}), ` +
+      `segment ${c.segment} (${c.segments_selected} selected), ${c.dispatch_count} dispatches of ${c.rows_per_dispatch} rows, ` +
+      `mean ${formatMs(c.mean_dispatch_ns / 1e6)} ms -> ${formatMs(c.group_ms)} ms per ${c.group_rows}-row group (p10 ${formatMs(c.group_ms_p10)}, p90 ${formatMs(c.group_ms_p90)})`;
+  });
+  const details = got.map((g) => ({
+    input: g.input,
+    capture: g.capture,
+    provenance: g.provenance,
+    device: g.cost.device,
+    kernel: g.cost.kernel,
+    matched_kernels: g.cost.matched_kernels,
+    segment: g.cost.segment,
+    segments_selected: g.cost.segments_selected,
+    dispatch_count: g.cost.dispatch_count,
+    rows_per_dispatch: g.cost.rows_per_dispatch,
+    mean_dispatch_ns: g.cost.mean_dispatch_ns,
+    group_ms: g.cost.group_ms,
+    group_ms_p10: g.cost.group_ms_p10,
+    group_ms_p90: g.cost.group_ms_p90,
+    excluded_dispatches: g.cost.excluded_dispatches,
+    note: g.segment_note,
+  }));
   const source: CostSource = { from: inputs.length === 1 ? 'capture' : 'captures', line: parts.join('; '), details: { captures: details } };
   if (points.length === 1) {
     const p = points[0]!;
-    return constantCost(p.ms, { p10_ms: p.p10_ms, p90_ms: p.p90_ms, source, what: `${ENGINE_NAME[engine]} cost` });
+    return { cost: constantCost(p.ms, { p10_ms: p.p10_ms, p90_ms: p.p90_ms, source, what: `${ENGINE_NAME[engine]} cost` }), captures: got };
   }
-  return costCurve(points, { source, what: `${ENGINE_NAME[engine]} cost curve` });
+  return { cost: costCurve(points, { source, what: `${ENGINE_NAME[engine]} cost curve` }), captures: got };
 }
 
 /** One engine's cost from exactly one of: a number, a CSV sweep, captures. */
-async function engineCost(engine: Engine, args: Args, groupRows: number): Promise<EngineCost> {
+async function engineCost(engine: Engine, args: Args, groupRows: number): Promise<{ cost: EngineCost; captures: CaptureCost[] }> {
   const opt = COST_OPTION[engine];
   const given = [
     args[opt as 'gpu-group-ms' | 'npu-tile-ms'] !== undefined ? `--${opt}` : null,
@@ -226,7 +239,7 @@ async function engineCost(engine: Engine, args: Args, groupRows: number): Promis
     const p10 = msOption(args[pOpts[0] as keyof Args] as string | undefined, pOpts[0]);
     const p90 = msOption(args[pOpts[1] as keyof Args] as string | undefined, pOpts[1]);
     const spread = p10 !== undefined || p90 !== undefined ? ` (p10 ${p10 ?? '-'}, p90 ${p90 ?? '-'})` : '';
-    return constantCost(ms, { p10_ms: p10, p90_ms: p90, what: `--${opt}`, source: { from: 'number', line: `--${opt} ${text}${spread}` } });
+    return { cost: constantCost(ms, { p10_ms: p10, p90_ms: p90, what: `--${opt}`, source: { from: 'number', line: `--${opt} ${text}${spread}` } }), captures: [] };
   }
   if (given[0] === `--${engine}-cost-csv`) {
     const file = String(args[`${engine}-cost-csv`]);
@@ -236,17 +249,33 @@ async function engineCost(engine: Engine, args: Args, groupRows: number): Promis
     } catch (e) {
       throw new TickwiseError('unreadable-input', `cannot read cost CSV: ${(e as Error).message}`, { file, cause: e });
     }
-    return parseCostCsv(text, { file, groupRows, what: `${ENGINE_NAME[engine]} cost CSV` });
+    return { cost: parseCostCsv(text, { file, groupRows, what: `${ENGINE_NAME[engine]} cost CSV` }), captures: [] };
   }
   return costFromCaptures(engine, args, groupRows);
 }
 
-/** `--splittable-fraction auto`: the split kernels' share of the prefill, from the --gpu capture. */
-function autoFraction(): never {
-  throw new TickwiseError(
-    'not-available',
-    '--splittable-fraction auto needs the split kernels\' share of the prefill from @tickwise/analyzer, which this build does not provide yet; give it as a number (0.6 or 60%)',
-  );
+/**
+ * `--splittable-fraction auto`: the split kernels' share of the prefill, from
+ * the --gpu capture(s): time of the kernels --gpu-kernel matches in the
+ * selected segments over those segments' spans (first dispatch start to last
+ * dispatch end, on the device). With several captures (a sweep), the one whose
+ * rows per dispatch is closest to M.
+ */
+function autoFraction(gpu: readonly CaptureCost[], rows: number): { fraction: number; source: CostSource } {
+  if (gpu.length === 0) throw usage('--splittable-fraction auto reads the prefill from the --gpu capture; give --gpu, or a number (0.6 or 60%)');
+  const g = [...gpu].sort((a, b) => Math.abs(a.cost.rows_per_dispatch - rows) - Math.abs(b.cost.rows_per_dispatch - rows))[0]!;
+  const share = g.prefill_share;
+  if (share === null) throw new TickwiseError('no-span', `--splittable-fraction auto: ${g.input} has no prefill span for the selected segments; give the fraction as a number`);
+  const fraction = Math.min(1, share.kernel_ns / share.span_ns);
+  return {
+    fraction,
+    source: {
+      from: 'capture',
+      line: `auto: ${g.provenance.replace(/^# /, '')}: kernels ${g.cost.kernel} take ${formatMs(share.kernel_ns / 1e6)} ms of ${formatMs(share.span_ns / 1e6)} ms ` +
+        `of prefill span over ${share.segments} segment${share.segments === 1 ? '' : 's'} (${g.cost.segment}) = ${formatFraction(fraction)} (summed kernel time over the device span)`,
+      details: { input: g.input, capture_id: g.cost.capture_id, device: g.cost.device, kernel: g.cost.kernel, kernel_ns: share.kernel_ns, span_ns: share.span_ns, segments: share.segments },
+    },
+  };
 }
 
 /** Pads the named string columns to a common width on the left, so numbers line up. */
@@ -353,7 +382,14 @@ export const ceilingCommand: CommandModule<object, Args> = {
       .option('npu', { type: 'string', array: true, describe: 'NPU capture(s) or store', group: 'costs from captures' })
       .option('npu-kernel', { type: 'string', describe: 'glob of the NPU kernels to cost', group: 'costs from captures' })
       .option('npu-rows-per-dispatch', { type: 'string', array: true, describe: 'rows one NPU dispatch covers (one, or one per --npu)', group: 'costs from captures' })
-      .option('segment', { type: 'string', describe: 'which segments the analyzer costs (passed to rowGroupCost)', group: 'costs from captures' })
+      .option('gpu-segment', { type: 'string', describe: 'segments of the --gpu capture to cost: all | first | last | steady | N (default: steady when it repeats, else all)', group: 'costs from captures' })
+      .option('npu-segment', { type: 'string', describe: 'segments of the --npu capture (same default)', group: 'costs from captures' })
+      .option('gpu-reps', { type: 'number', describe: 'repetitions (prefills) in the --gpu capture, when known', group: 'costs from captures' })
+      .option('npu-reps', { type: 'number', describe: 'repetitions in the --npu capture, when known', group: 'costs from captures' })
+      .option('gpu-capture', { type: 'number', describe: 'capture id in a --gpu store holding several', group: 'costs from captures' })
+      .option('npu-capture', { type: 'number', describe: 'capture id in a --npu store', group: 'costs from captures' })
+      .option('gpu-device', { type: 'number', describe: 'device ordinal in the --gpu capture', group: 'costs from captures' })
+      .option('npu-device', { type: 'number', describe: 'device ordinal in the --npu capture', group: 'costs from captures' })
       .option('input-format', { type: 'string', describe: 'format of capture inputs (default: detected)', group: 'costs from captures' })
       .option('tick-hz', { type: 'string', describe: 'assume a tick rate for devices with no time base', group: 'costs from captures' })
       .option('sync-overhead', { type: 'string', describe: 'join/sync cost when the NPU takes any group, with a unit (50us)' })
@@ -369,11 +405,12 @@ export const ceilingCommand: CommandModule<object, Args> = {
     if (fractionText !== undefined && String(fractionText).trim() === 'auto' && list(args.gpu).length === 0) {
       throw usage('--splittable-fraction auto reads the prefill from the --gpu capture; give --gpu, or a number (0.6 or 60%)');
     }
-    const fraction = fractionText === undefined ? null : String(fractionText).trim() === 'auto' ? autoFraction() : fractionOption(fractionText);
+    const isAuto = fractionText !== undefined && String(fractionText).trim() === 'auto';
+    const given = fractionText === undefined || isAuto ? null : fractionOption(fractionText);
     let rows = rowsOption(args.rows, 'rows');
     const gpu = await engineCost('gpu', args, groupRows);
     const npu = await engineCost('npu', args, groupRows);
-    const notes: string[] = [];
+    const notes: string[] = [...gpu.captures, ...npu.captures].map((c) => c.segment_note).filter((n): n is string => n !== null);
     if (rows === undefined) {
       const rpd = list(args['gpu-rows-per-dispatch']);
       if (list(args.gpu).length === 1 && rpd.length === 1) {
@@ -383,14 +420,16 @@ export const ceilingCommand: CommandModule<object, Args> = {
         throw usage('give --rows M (the rows of the GEMM to split, e.g. 8192)');
       }
     }
+    const auto = isAuto ? autoFraction(gpu.captures, rows) : null;
+    const fraction = auto ? auto.fraction : given;
     const result = ceiling({
       rows,
       group_rows: groupRows,
-      gpu,
-      npu,
+      gpu: gpu.cost,
+      npu: npu.cost,
       sync_overhead_ms: syncNs === undefined ? 0 : nsToMsLossy(syncNs),
       splittable_fraction: fraction,
-      splittable_fraction_source: fraction === null ? null : { from: 'number', line: `--splittable-fraction ${String(fractionText)}` },
+      splittable_fraction_source: auto ? auto.source : fraction === null ? null : { from: 'number', line: `--splittable-fraction ${String(fractionText)}` },
       target_speedup: target,
     });
     const r: CeilingResult = notes.length ? { ...result, notes: [...notes, ...result.notes] } : result;
