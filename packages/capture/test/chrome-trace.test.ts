@@ -1,0 +1,161 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { Store } from '@tickwise/store';
+import { TickwiseError } from '@tickwise/time';
+import { importInput, type ImportOptions } from '../src/index';
+import { tickwise, tmp } from './helpers';
+import { KERNEL_TOTALS_SQL, expectGolden, fixture } from './trace-helpers';
+
+async function load(file: string, opts: ImportOptions & { format?: string } = {}) {
+  const store = await Store.open(':memory:');
+  const result = await importInput(store, file, opts);
+  return { store, result };
+}
+
+const PRECISION = fixture('chrome-trace', 'precision.json');
+const KINETO = fixture('chrome-trace', 'kineto.pt.trace.json');
+
+describe('Chrome trace JSON: units and precision', () => {
+  it('kernel totals (diff test)', async () => {
+    const { store, result } = await load(PRECISION);
+    expect(result).toMatchObject({ format: 'chrome-trace', records: 22, dispatches: 8 });
+    await expectGolden(store, fixture('chrome-trace', 'precision.kernels.csv'), KERNEL_TOTALS_SQL, [result.capture_id]);
+  });
+
+  it('converts microsecond floats from their decimal text: no phantom nanoseconds', async () => {
+    const { store } = await load(PRECISION);
+    const rows = await store.rows(`SELECT kernel, start_ns, end_ns, dur_ns FROM dispatches WHERE valid ORDER BY line`);
+    expect(rows).toEqual([
+      // 1700000000123.0004 us = ...123000.4 ns -> ...123000; a double multiply gives ...123000.5 -> ...123001
+      { kernel: 'k_precise', start_ns: 1_700_000_000_123_000n, end_ns: 1_700_000_000_133_001n, dur_ns: 10_001n },
+      // 1700000000123.4567 us = ...123456.7 ns -> ...123457; 250.0005 us = 250000.5 ns -> 250001 (half away from zero)
+      { kernel: 'k_precise', start_ns: 1_700_000_000_123_457n, end_ns: 1_700_000_000_373_458n, dur_ns: 250_001n },
+      // beyond 2^53 us: a double would say 9007199254740992 us
+      { kernel: 'k_beyond_2^53', start_ns: 9_007_199_254_740_993_123n, end_ns: 9_007_199_254_740_994_123n, dur_ns: 1_000n },
+      // ts written as a string, and in exponent notation
+      { kernel: 'k_string_ts', start_ns: 1_700_000_000_124_500n, end_ns: 1_700_000_000_126_750n, dur_ns: 2_250n },
+      { kernel: 'k_exponent', start_ns: 1_700_000_000_125_500n, end_ns: 1_700_000_000_125_515n, dur_ns: 15n },
+    ]);
+    // the trap this guards against
+    expect(Math.round(Number('1700000000123.0004') * 1000)).toBe(1_700_000_000_123_001);
+    expect(Number('9007199254740993.123') * 1000).toBe(9_007_199_254_740_994_000);
+  });
+
+  it('zero, negative and missing durations are kept invalid, each with a diagnostic at its line', async () => {
+    const { store } = await load(PRECISION);
+    expect(await store.rows(`SELECT kernel, dur_ns, valid, line FROM dispatches WHERE NOT valid ORDER BY line`)).toEqual([
+      { kernel: 'k_zero', dur_ns: 0n, valid: false, line: 10n },
+      { kernel: 'k_negative', dur_ns: -1_500n, valid: false, line: 11n },
+      { kernel: 'k_no_dur', dur_ns: null, valid: false, line: 12n },
+    ]);
+    const diags = await store.rows(`SELECT severity, code, message, line FROM diagnostics ORDER BY line NULLS FIRST, code`);
+    expect(diags.map((d) => [d['code'], d['line']])).toEqual([
+      ['trace-clock-unknown', null],
+      ['non-positive-duration', 10n],
+      ['missing-field', 12n],
+      ['unmatched-end', 18n],
+      ['missing-field', 21n],
+      ['raw-events', 22n],
+      ['unterminated-array', 24n],
+    ]);
+    expect(diags.find((d) => d['line'] === 12n)!['message']).toBe('1 complete ("X") event(s) has no "dur" field: kept with valid = false');
+    expect(diags.find((d) => d['line'] === 10n)!['message']).toBe('2 dispatch(es) have a zero or negative duration (end <= start): kept with valid = false');
+  });
+
+  it('CPU events are host events: X and B/E pairs (nested, per thread), instants; counters are metric samples', async () => {
+    const { store } = await load(PRECISION);
+    expect(await store.rows(`SELECT kind, op, name, thread_id, start_ns, end_ns, valid, line FROM host_events ORDER BY line`)).toEqual([
+      { kind: 'slice', op: 'user_annotation', name: 'decode_step', thread_id: 11n, start_ns: 1_700_000_000_100_001n, end_ns: 1_700_000_000_200_002n, valid: true, line: 13n },
+      { kind: 'slice', op: 'cuda_runtime', name: 'hipLaunchKernel', thread_id: 11n, start_ns: 1_700_000_000_122_500n, end_ns: 1_700_000_000_122_900n, valid: true, line: 14n },
+      { kind: 'slice', op: null, name: 'inner', thread_id: 11n, start_ns: 1_700_000_000_110_000n, end_ns: 1_700_000_000_111_250n, valid: true, line: 15n },
+      { kind: 'instant', op: null, name: 'marker', thread_id: 11n, start_ns: 1_700_000_000_150_500n, end_ns: 1_700_000_000_150_500n, valid: true, line: 19n },
+    ]);
+    expect(await store.rows(`SELECT name, host_begin_ns, value FROM metric_samples`)).toEqual([{ name: 'gtt_mb', host_begin_ns: 1_700_000_000_150_500n, value: 1536.25 }]);
+  });
+
+  it('nothing is dropped: metadata, flows, an E without B and an event without ph keep their exact JSON text', async () => {
+    const { store } = await load(PRECISION);
+    const raw = await store.rows(`SELECT record_type, line, json FROM raw_records ORDER BY line`);
+    expect(raw.map((r) => [r['record_type'], r['line']])).toEqual([
+      ['chrome:M', 2n], ['chrome:M', 3n], ['chrome:M', 4n], ['chrome:E', 18n], ['chrome:?', 21n], ['chrome:s', 22n], ['chrome:f', 23n],
+    ]);
+    expect(raw.at(-1)!['json']).toBe('{"name": "flow", "cat": "ac2g", "ph": "f", "bp": "e", "id": 101, "ts": 1700000000123.0004, "pid": 2, "tid": 7}');
+  });
+
+  it('displayTimeUnit is a display hint; --trace-time-unit ns reads ts/dur as ns and records the assumption', async () => {
+    const plain = await load(fixture('chrome-trace', 'npu_same_run.json'));
+    expect(await plain.store.rows(`SELECT code FROM diagnostics WHERE code = 'display-time-unit'`)).toHaveLength(1);
+    expect(await plain.store.scalar(`SELECT min(dur_ns) FROM dispatches`)).toBe(1_800_000n);
+    expect(await plain.store.rows(`SELECT key, value FROM conditions`)).toEqual([{ key: 'display_time_unit', value: 'ns' }]);
+    const ns = await load(fixture('chrome-trace', 'npu_same_run.json'), { traceTimeUnit: 'ns' });
+    expect(await ns.store.scalar(`SELECT min(dur_ns) FROM dispatches`)).toBe(1_800n);
+    expect(await ns.store.rows(`SELECT what, value FROM assumptions`)).toEqual([{ what: 'trace_time_unit', value: 'ns' }]);
+    expect(await ns.store.count('diagnostics', `WHERE code = 'display-time-unit'`)).toBe(0);
+  });
+});
+
+describe('Chrome trace JSON: PyTorch / Kineto', () => {
+  it('kernel totals (diff test); kernels on the GPU, memcpy and CPU ops as host events', async () => {
+    const { store, result } = await load(KINETO);
+    await expectGolden(store, fixture('chrome-trace', 'kineto.kernels.csv'), KERNEL_TOTALS_SQL, [result.capture_id]);
+    expect(await store.rows(`SELECT device, kind, name FROM devices`)).toEqual([{ device: 0, kind: 'gpu', name: 'GPU 0' }]);
+    expect(await store.rows(`SELECT kind, op, name, device FROM host_events ORDER BY start_ns`)).toEqual([
+      { kind: 'slice', op: 'Trace', name: 'PyTorch Profiler (0)', device: null },
+      { kind: 'gpu_memcpy', op: 'gpu_memcpy', name: 'Memcpy HtoD (Pinned -> Device)', device: 0 },
+      { kind: 'slice', op: 'cpu_op', name: 'aten::mm', device: null },
+      { kind: 'slice', op: 'cuda_runtime', name: 'hipLaunchKernel', device: null },
+      { kind: 'instant', op: null, name: 'Record Window End', device: null },
+    ]);
+    expect(await store.rows(`SELECT event_id, queue, workgroup_count_x, workgroup_count_y FROM dispatches ORDER BY line LIMIT 1`)).toEqual([
+      { event_id: 1001n, queue: 7, workgroup_count_x: 64, workgroup_count_y: 32 },
+    ]);
+  });
+
+  it('baseTimeNanoseconds puts the trace on CLOCK_REALTIME, added exactly', async () => {
+    const { store } = await load(KINETO);
+    expect(await store.rows(`SELECT timeline, producer FROM captures`)).toEqual([{ timeline: 'realtime', producer: 'PyTorch profiler (Kineto) Chrome trace' }]);
+    // ts 1800.0005 us after 1700000000000000000 ns
+    expect(await store.scalar(`SELECT start_ns FROM dispatches WHERE event_id = 1004`)).toBe(1_700_000_000_001_800_001n);
+    expect(await store.rows(`SELECT what, value FROM assumptions`)).toEqual([{ what: 'clock_relation', value: 'host_ns = ts_ns + 1700000000000000000' }]);
+  });
+
+  it('reads .pt.trace.json.gz as it is, with the same result', async () => {
+    const dir = tmp();
+    const gz = join(dir, 'rank0.pt.trace.json.gz');
+    writeFileSync(gz, gzipSync(readFileSync(KINETO)));
+    const { store, result } = await load(gz);
+    expect(result.format).toBe('chrome-trace');
+    await expectGolden(store, fixture('chrome-trace', 'kineto.kernels.csv'), KERNEL_TOTALS_SQL, [result.capture_id]);
+  });
+});
+
+describe('Chrome trace JSON: bad input', () => {
+  it('a broken event stops with file and line (exit 2, no stack trace)', async () => {
+    const dir = tmp();
+    const file = join(dir, 'broken.json');
+    writeFileSync(file, '{"traceEvents": [\n{"ph": "X", "ts": 1, "dur": 2},\n{"ph": "X", "ts": 3 "dur": 4}\n]}\n');
+    const err = await load(file).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TickwiseError);
+    expect((err as TickwiseError).where()).toMatch(/broken\.json:3: bad record: /);
+  });
+
+  it('a file with no events is refused', async () => {
+    const dir = tmp();
+    const file = join(dir, 'empty.json');
+    writeFileSync(file, '{"traceEvents": [], "displayTimeUnit": "ms"}');
+    const err = await load(file).catch((e: unknown) => e);
+    expect((err as TickwiseError).message).toMatch(/no trace events/);
+  });
+
+  it('CLI: tickwise import exits 2 with file:line', () => {
+    const dir = tmp();
+    const file = join(dir, 'broken.json');
+    writeFileSync(file, '[\n{"ph": "X", "ts": 1, "dur": 2},\n{"ph": "X", "ts": 3 "dur": 4}\n]\n');
+    const r = tickwise(['import', file, '--db', join(dir, 'x.duckdb')]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(new RegExp(`tickwise: .*broken\\.json:3: bad record`));
+    expect(r.stderr).not.toMatch(/at .*\.ts:\d+/);
+  });
+});
