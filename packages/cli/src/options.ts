@@ -1,6 +1,6 @@
 import type { Argv } from 'yargs';
-import { TickwiseError, parseDurationNs, parseFrequencyHz, type Ns } from '@tickwise/time';
-import { openInputs, type ImportOptions } from '@tickwise/capture';
+import { TickwiseError, isTimeUnit, parseDurationNs, parseFrequencyHz, type Ns, type TimeUnit } from '@tickwise/time';
+import { isTraceClock, openInputs, type ImportOptions, type TraceClock } from '@tickwise/capture';
 import type { DeviceKind, Store } from '@tickwise/store';
 
 /** Options every verb that reads captures accepts. */
@@ -9,7 +9,18 @@ export interface InputArgs {
   format?: string | undefined;
   'tick-hz'?: string | undefined;
   'device-kind'?: string | undefined;
+  'boottime-offset'?: string | undefined;
+  'trace-clock'?: string | undefined;
+  'trace-time-unit'?: string | undefined;
   json?: boolean | undefined;
+}
+
+/** Adds the clock options of the rocprofv3/rocpd/Chrome trace/HeteroMosaic readers (see ImportOptions). */
+export function withClockOptions<T>(y: Argv<T>): Argv<T> {
+  return y
+    .option('boottime-offset', { type: 'string', describe: 'CLOCK_BOOTTIME - CLOCK_MONOTONIC of the capturing host (e.g. 5000000000ns; the recorder\'s boottime_minus_monotonic_ns): puts rocprofv3/rocpd times on host_monotonic' })
+    .option('trace-clock', { type: 'string', choices: ['monotonic', 'boottime', 'realtime'], describe: 'the clock a Chrome/HeteroMosaic trace\'s timestamps come from; recorded as an assumption' })
+    .option('trace-time-unit', { type: 'string', choices: ['ns', 'us', 'ms', 's'], describe: 'the unit a Chrome trace\'s ts/dur are written in when not the format\'s us; recorded as an assumption' }) as unknown as Argv<T>;
 }
 
 /** Adds the positional inputs and the import options to a verb. */
@@ -18,7 +29,10 @@ export function withInputs<T>(y: Argv<T>): Argv<T & InputArgs> {
     .positional('inputs', { type: 'string', array: true, describe: 'a .duckdb store, or capture files (imported in memory); - for stdin', demandOption: true })
     .option('format', { type: 'string', describe: 'input format (default: detected from content)' })
     .option('tick-hz', { type: 'string', describe: 'assume this tick rate (e.g. 100MHz) for devices with no time base; recorded as an assumption' })
-    .option('device-kind', { type: 'string', choices: ['gpu', 'npu', 'cpu'], describe: 'device kind when the source does not say' }) as unknown as Argv<T & InputArgs>;
+    .option('device-kind', { type: 'string', choices: ['gpu', 'npu', 'cpu'], describe: 'device kind when the source does not say' })
+    .option('boottime-offset', { type: 'string', describe: 'CLOCK_BOOTTIME - CLOCK_MONOTONIC of the capturing host (e.g. 5000000000ns): puts rocprofv3/rocpd times on host_monotonic' })
+    .option('trace-clock', { type: 'string', choices: ['monotonic', 'boottime', 'realtime'], describe: 'the clock a Chrome/HeteroMosaic trace\'s timestamps come from' })
+    .option('trace-time-unit', { type: 'string', choices: ['ns', 'us', 'ms', 's'], describe: 'the unit a Chrome trace\'s ts/dur are written in when not us' }) as unknown as Argv<T & InputArgs>;
 }
 
 /** Adds `--json`. */
@@ -28,10 +42,17 @@ export function withJson<T>(y: Argv<T>): Argv<T & { json?: boolean }> {
 
 /** Import options from parsed arguments. */
 export function importOptions(args: InputArgs, onProgress?: (phase: string) => void): ImportOptions & { format?: string } {
-  const o: { format?: string; assumeTickHz?: number; deviceKind?: DeviceKind; onProgress?: (p: string) => void } = {};
+  const o: {
+    format?: string; assumeTickHz?: number; deviceKind?: DeviceKind; onProgress?: (p: string) => void;
+    boottimeOffsetNs?: bigint; traceClock?: TraceClock; traceTimeUnit?: TimeUnit;
+  } = {};
   if (args.format) o.format = args.format;
   if (args['tick-hz']) o.assumeTickHz = parseFrequencyHz(args['tick-hz']);
   if (args['device-kind']) o.deviceKind = args['device-kind'] as DeviceKind;
+  const offset = durationOption(args['boottime-offset'], 'boottime-offset');
+  if (offset !== undefined) o.boottimeOffsetNs = offset;
+  if (args['trace-clock'] && isTraceClock(args['trace-clock'])) o.traceClock = args['trace-clock'];
+  if (args['trace-time-unit'] && isTimeUnit(args['trace-time-unit'])) o.traceTimeUnit = args['trace-time-unit'];
   if (onProgress) o.onProgress = onProgress;
   return o;
 }

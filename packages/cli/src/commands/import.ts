@@ -3,7 +3,7 @@ import type { CommandModule } from 'yargs';
 import { importInput, importWallRefs, provenanceOf, storeProvenance, type LibraryResolution } from '@tickwise/capture';
 import { withAtomicStore } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
-import { importOptions, withJson, type InputArgs } from '../options';
+import { importOptions, withClockOptions, withJson, type InputArgs } from '../options';
 import { formatJson, log, out } from '../output';
 import { importProgress } from '../progress';
 import { loaderEnv } from './provenance';
@@ -27,7 +27,7 @@ export const importCommand: CommandModule<object, Args> = {
   command: 'import <inputs..>',
   describe: 'import capture files into a DuckDB store (all or nothing)',
   builder: (y) =>
-    withJson(
+    withJson(withClockOptions(
       y
         .positional('inputs', { type: 'string', array: true, demandOption: true, describe: 'capture files or directories; - for stdin' })
         .option('db', { type: 'string', demandOption: true, describe: 'the store file to create or add to (.duckdb)' })
@@ -40,7 +40,7 @@ export const importCommand: CommandModule<object, Args> = {
         // repeated flags, not `array: true`: an array option would swallow the inputs after it
         .option('env', { type: 'string', requiresArg: true, coerce: toList, describe: 'with --provenance-of: the loader environment the program ran with, K=V (LD_LIBRARY_PATH, LD_PRELOAD)' })
         .option('marker', { type: 'string', requiresArg: true, coerce: toList, describe: 'with --provenance-of: count this string in every library (a kernel-generation tag)' }),
-    ) as never,
+    )) as never,
   handler: async (args) => {
     if (!/\.(duckdb|db)$/i.test(args.db)) throw new TickwiseError('usage', `--db ${args.db}: a store file ends in .duckdb`);
     if ((args.env || args.marker) && !args['provenance-of']) throw new TickwiseError('usage', '--env and --marker go with --provenance-of <program>');
