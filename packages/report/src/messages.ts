@@ -7,6 +7,7 @@ export const reportMessages = {
     `${n} dispatch row(s) end before they start; left out of the export (see the diagnostics table of the store)`,
   notebookUnclosedFence: () => 'code fence opened here is never closed (add a line with ``` after the cell)',
   notebookDuplicateName: (name: string, firstLine: number) => `cell name "${name}" is already used by the cell at line ${firstLine}`,
+  notebookReservedName: (name: string) => `cell name "${name}" is a table of the store; choose another (its temp table would hide the store's)`,
   notebookBadCellOption: (text: string) =>
     `cannot read cell options "${text}" (write name=NAME on a sql cell, data=NAME on a vega-lite cell)`,
   notebookUnknownData: (name: string, known: readonly string[]) =>

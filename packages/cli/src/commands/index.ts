@@ -2,6 +2,7 @@ import type { CommandModule } from 'yargs';
 import { ceilingCommand } from './ceiling';
 import { checkCommand } from './check';
 import { exportCommand } from './export';
+import { notebookCommand } from './notebook';
 import { importCommand } from './import';
 import { infoCommand } from './info';
 import { sqlCommand } from './sql';
@@ -23,6 +24,7 @@ export const COMMANDS: CommandModule<object, never>[] = [
   provenanceCommand as CommandModule<object, never>,
   pinCommand as CommandModule<object, never>,
   exportCommand as CommandModule<object, never>,
+  notebookCommand as CommandModule<object, never>,
   segmentsCommand as CommandModule<object, never>,
   gapsCommand as CommandModule<object, never>,
   overlapCommand as CommandModule<object, never>,

@@ -2,9 +2,9 @@
  * Notebook files: Markdown with executable cells.
  *
  * ````
- * ```sql name=gaps            a SQL cell; name= lets a chart draw it;
- * select ...                  show=N rows in the table (default 20), show=0 hides it
- * ```
+ * ```sql name=gaps            a SQL cell; name= lets a chart draw it and makes its
+ * select ...                  result a temp table for later cells (SELECT ... FROM gaps);
+ * ```                         show=N rows in the table (default 20), show=0 hides it
  * ```vega-lite data=gaps      a Vega-Lite cell: a JSON spec whose data are
  * { "mark": "bar", ... }      the rows of the sql cell named gaps (above it)
  * ```
@@ -12,8 +12,10 @@
  * Any other fence (```text, ```bash) is shown as code, not run. Pure: text
  * in, cells out; every problem is a TickwiseError with the file and line.
  */
+import { TABLE_NAMES } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import { reportMessages as msg } from '../messages';
+import { jsonErrorOffset, lineOfOffset } from './json-position';
 
 /** Markdown prose between cells. */
 export interface MarkdownCell { readonly kind: 'markdown'; readonly line: number; readonly text: string }
@@ -57,6 +59,8 @@ export function isCellLang(x: string): x is CellLang {
 }
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Names a cell may not take: its temp table would hide the store's own table. */
+const RESERVED = new Set<string>(TABLE_NAMES);
 
 function parseOptions(text: string, file: string, line: number): Record<string, string> {
   const out: Record<string, string> = {};
@@ -116,6 +120,7 @@ export function parseNotebook(text: string, file: string): Notebook {
     if (lang === 'sql') {
       const name = opts['name'] ?? null;
       if (name !== null && !NAME.test(name)) throw new TickwiseError('notebook-cell', msg.notebookBadCellOption(`name=${name}`), { file, line: startLine });
+      if (name !== null && RESERVED.has(name.toLowerCase())) throw new TickwiseError('notebook-cell', msg.notebookReservedName(name), { file, line: startLine });
       if (name !== null && names.has(name)) throw new TickwiseError('notebook-cell', msg.notebookDuplicateName(name, names.get(name)!), { file, line: startLine });
       if (name !== null) names.set(name, startLine);
       const show = opts['show'] === undefined ? 20 : Number(opts['show']);
@@ -131,8 +136,10 @@ export function parseNotebook(text: string, file: string): Notebook {
       try {
         spec = JSON.parse(body.join('\n'));
       } catch (e) {
-        const where = jsonErrorLine((e as Error).message, body.join('\n'));
-        throw new TickwiseError('notebook-cell', msg.notebookBadSpec((e as Error).message), { file, line: startLine + where, cause: e });
+        const text = body.join('\n');
+        const at = jsonErrorOffset(text);
+        const why = (e as Error).message.split('\n')[0]!;
+        throw new TickwiseError('notebook-cell', msg.notebookBadSpec(why), { file, line: startLine + (at === null ? 1 : lineOfOffset(text, at)), cause: e });
       }
       if (spec === null || typeof spec !== 'object' || Array.isArray(spec)) {
         throw new TickwiseError('notebook-cell', msg.notebookBadSpec('expected { ... }'), { file, line: startLine + 1 });
@@ -144,11 +151,4 @@ export function parseNotebook(text: string, file: string): Notebook {
   flushProse(lines.length + 1);
   const heading = lines.find((l) => /^#\s+\S/.test(l));
   return { file, title: heading ? heading.replace(/^#\s+/, '').trim() : file.split('/').pop()!, cells };
-}
-
-/** The 1-based line inside a JSON text that a JSON.parse error points at (by "position N"), else 1. */
-function jsonErrorLine(message: string, text: string): number {
-  const m = /position (\d+)/.exec(message);
-  if (!m) return 1;
-  return text.slice(0, Number(m[1])).split('\n').length;
 }

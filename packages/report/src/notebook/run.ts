@@ -2,7 +2,9 @@
  * Runs a parsed notebook against a store.
  *
  * ```
- * cells in order ──sql──> store.table(sql) ──> {columns, types, rows}   (named ones kept for charts)
+ * cells in order ──sql──> store.table(sql) ──> {columns, types, rows}
+ *                  (a named cell: CREATE TEMP TABLE name AS sql, so later cells can
+ *                   SELECT FROM it, and charts draw it)
  *                ──vega-lite──> spec + data.values = rows of the named cell
  *                               ──> vega-lite compile() (a bad spec fails here, with its line)
  * ```
@@ -66,7 +68,13 @@ export async function runNotebook(store: Store, notebook: Notebook): Promise<Not
     } else if (cell.kind === 'sql') {
       let t;
       try {
-        t = await store.table(cell.sql);
+        if (cell.name !== null) {
+          // a named cell's result becomes a temp table of that name for the cells below
+          await store.run(`CREATE OR REPLACE TEMP TABLE "${cell.name}" AS ${cell.sql.replace(/;\s*$/, '')}`);
+          t = await store.table(`SELECT * FROM "${cell.name}"`);
+        } else {
+          t = await store.table(cell.sql);
+        }
       } catch (e) {
         throw new TickwiseError('notebook-sql', msg.notebookSqlFailed(sqlErrorText(e)), { file, line: sqlErrorLine(cell, e), cause: e });
       }
