@@ -49,6 +49,9 @@ const STAGE_COLUMNS: Record<string, string> = {
   record_type: 'VARCHAR',
   schema_version: 'VARCHAR',
   format: 'VARCHAR',
+  source_format: 'VARCHAR',
+  source_version_major: 'UBIGINT',
+  source_version_minor: 'UBIGINT',
   event: 'VARCHAR',
   session_status: 'VARCHAR',
   physical_device_ordinal: 'UBIGINT',
@@ -273,9 +276,14 @@ function baseName(p: string): string {
 }
 
 async function producerOf(store: Store): Promise<string> {
-  const rows = await store.rows(`SELECT format FROM tw_stage WHERE record_type = 'schema' LIMIT 1`);
-  const f = rows[0]?.['format'];
-  return typeof f === 'string' ? `ireeperf-jsonl (${f})` : 'ireeperf-jsonl';
+  const rows = await store.rows(`SELECT source_format, source_version_major AS ma, source_version_minor AS mi,
+      (SELECT count(*) FROM tw_stage WHERE record_type = 'device' AND timestamp_frequency_hz IS NOT NULL) AS declared
+    FROM tw_stage WHERE record_type = 'schema' LIMIT 1`);
+  const r = rows[0];
+  if (!r) return 'ireeperf-jsonl';
+  const src = r['source_format'] === null ? 'unknown source' : `${String(r['source_format'])} ${String(r['ma'] ?? '?')}.${String(r['mi'] ?? '?')}`;
+  const variant = Number(r['declared']) > 0 ? 'derived ireeperf-jsonl (device.timestamp_frequency_hz)' : 'iree-profile export ireeperf-jsonl';
+  return `${variant} from ${src}`;
 }
 
 async function checkSchema(store: Store, file: string): Promise<number> {
