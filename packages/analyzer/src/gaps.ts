@@ -3,16 +3,17 @@
  *
  * ```
  * planAnalysis --> per (capture, device): device-wide scope, then each queue
- *   gapScopeSql (one window pass over the scope's rows, one GROUP BY per submission)
+ *   gapBucketsSql (one window pass over the scope's rows, aggregated per log2 bucket)
+ *   [+ betweenBucketsSql when submission ids go backwards in start order]
  *   --> span, busy (union), idle, gaps, gaps over the threshold, by class, log2 histogram
  * ```
  */
-import { checkRows, type Store } from '@tickwise/store';
+import type { Store } from '@tickwise/store';
 import { ns, type Ns } from '@tickwise/time';
 import { planAnalysis } from './plan';
 import type { DevicePlan, SelectionOptions } from './selection';
-import { GAP_BUCKET_SHAPE, GAP_ROW_SHAPE, GAP_SCOPE_SHAPE, QUEUE_SHAPE } from './shapes';
-import { gapListSql, gapScopeSql } from './sql/gaps';
+import { BETWEEN_BUCKET_ROW_SHAPE, GAP_BUCKET_ROW_SHAPE, GAP_ROW_SHAPE, QUEUE_SHAPE, SEGMENT_SPAN_SHAPE } from './shapes';
+import { betweenBucketsSql, gapBucketsSql, gapListSql, segmentSpansSql } from './sql/gaps';
 import { selectionSql, type Scope } from './sql/selection';
 
 /** Default `--min-gap`: 200 us. */
@@ -27,6 +28,8 @@ export const GAP_THRESHOLD_RULE = 'gap_ns > threshold_ns (strictly longer)';
 export interface GapsOptions extends SelectionOptions {
   /** Gaps strictly longer than this are reported separately (default 200 us). */
   readonly thresholdNs?: Ns | bigint | undefined;
+  /** Always class gaps by submission spans (the general method; for tests). */
+  readonly classifyBySpans?: boolean | undefined;
 }
 
 /** Gaps of one class (between submissions, or within one). */
@@ -71,6 +74,8 @@ export interface GapScope {
   readonly max_gap_ns: bigint | null;
   readonly between_submissions: GapClass;
   readonly within_submission: GapClass;
+  /** How gaps were classed (see {@link GapClassification}). */
+  readonly gap_classification: GapClassification;
   /** Dispatches with no submission id (each counted as its own submission). */
   readonly dispatches_without_submission: number;
   readonly histogram: readonly GapBucket[];
@@ -90,50 +95,78 @@ function fraction(a: bigint, b: bigint): number | null {
   return b > 0n ? Number(a) / Number(b) : null;
 }
 
-async function scopeGaps(store: Store, sql: string, dev: DevicePlan, queue: number | null): Promise<GapScope> {
-  const r = (await store.query(GAP_SCOPE_SHAPE, sql))[0]!;
-  const hist = checkRows(GAP_BUCKET_SHAPE, (r.histogram as Record<string, unknown>[] | null) ?? [], sql);
-  const idle = r.gap_idle_ns;
-  const busy = r.span_ns - idle;
+/** How gaps were classed by submission. */
+export const GapClassification = {
+  adjacent: 'submission ids never go backwards in start order: a gap is within a submission when the rows on both sides share one',
+  spans: 'gaps between submissions are the gaps of the union of submission spans',
+} as const;
+/** Key of {@link GapClassification}. */
+export type GapClassification = keyof typeof GapClassification;
+
+const sum = (xs: readonly bigint[]) => xs.reduce((a, b) => a + b, 0n);
+const count = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
+
+async function scopeGaps(
+  store: Store,
+  selection: string,
+  threshold: bigint,
+  dev: DevicePlan,
+  queue: number | null,
+  singleQueue: boolean,
+  forceSpans: boolean,
+): Promise<GapScope> {
+  const rows = await store.query(GAP_BUCKET_ROW_SHAPE, gapBucketsSql(selection, threshold));
+  const spans = await store.query(SEGMENT_SPAN_SHAPE, segmentSpansSql(selection));
+  const buckets = rows.filter((r) => r.bucket !== null);
+  const outOfOrder = count(rows.map((r) => r.rows_out_of_order));
+  let classification: GapClassification = 'adjacent';
+  let between = new Map(buckets.map((b) => [b.bucket!, b]));
+  if (forceSpans || !singleQueue || outOfOrder > 0) {
+    classification = 'spans';
+    const general = await store.query(BETWEEN_BUCKET_ROW_SHAPE, betweenBucketsSql(selection, threshold));
+    between = new Map(general.map((b) => [b.bucket, { ...b, bucket: b.bucket as number | null, rows: 0, rows_out_of_order: 0, no_sub: 0, idle_ns: 0n, max_gap_ns: null, over_count: 0, over_idle_ns: 0n }]));
+  }
+  const b = [...between.values()];
+  const span = sum(spans.map((s) => s.last_ns - s.first_ns));
+  const idle = sum(buckets.map((r) => r.idle_ns));
+  const gapCount = count(buckets.map((r) => r.rows));
+  const overCount = count(buckets.map((r) => r.over_count));
+  const overIdle = sum(buckets.map((r) => r.over_idle_ns));
+  const bc = { count: count(b.map((x) => x.between_count)), idle: sum(b.map((x) => x.between_idle_ns)), over: count(b.map((x) => x.between_over_count)), overIdle: sum(b.map((x) => x.between_over_idle_ns)) };
+  const maxGap = buckets.reduce<bigint | null>((m, r) => (r.max_gap_ns !== null && (m === null || r.max_gap_ns > m) ? r.max_gap_ns : m), null);
   return {
     capture_id: dev.capture_id,
     device: dev.device,
     queue,
-    span_ns: r.span_ns,
-    busy_ns: busy,
+    span_ns: span,
+    busy_ns: span - idle,
     idle_ns: idle,
-    idle_fraction: fraction(idle, r.span_ns),
-    gap_count: r.gap_count,
-    gaps_over_threshold: { count: r.over_count, idle_ns: r.over_idle_ns, share_of_idle: fraction(r.over_idle_ns, idle) },
+    idle_fraction: fraction(idle, span),
+    gap_count: gapCount,
+    gaps_over_threshold: { count: overCount, idle_ns: overIdle, share_of_idle: fraction(overIdle, idle) },
     kind: dev.kind,
     time_source: dev.time_source,
-    dispatches: r.dispatches,
-    segments: r.segments,
-    first_start_ns: r.first_start_ns,
-    last_end_ns: r.last_end_ns,
-    sum_dur_ns: r.sum_dur_ns,
-    max_gap_ns: r.max_gap_ns,
-    between_submissions: {
-      count: r.between_count,
-      idle_ns: r.between_idle_ns,
-      over_threshold_count: r.between_over_count,
-      over_threshold_idle_ns: r.between_over_idle_ns,
-    },
-    within_submission: {
-      count: r.gap_count - r.between_count,
-      idle_ns: idle - r.between_idle_ns,
-      over_threshold_count: r.over_count - r.between_over_count,
-      over_threshold_idle_ns: r.over_idle_ns - r.between_over_idle_ns,
-    },
-    dispatches_without_submission: r.dispatches_without_submission,
-    histogram: hist.map((h) => ({
-      lo_ns: h.lo_ns,
-      hi_ns: h.hi_ns,
-      count: h.count,
-      idle_ns: h.idle_ns,
-      between_submissions_count: h.between_count,
-      within_submission_count: h.count - h.between_count,
-    })),
+    dispatches: count(spans.map((s) => s.dispatches)),
+    segments: spans.length,
+    first_start_ns: spans.length ? spans.reduce((m, s) => (s.first_ns < m ? s.first_ns : m), spans[0]!.first_ns) : null,
+    last_end_ns: spans.length ? spans.reduce((m, s) => (s.last_ns > m ? s.last_ns : m), spans[0]!.last_ns) : null,
+    sum_dur_ns: sum(spans.map((s) => s.sum_dur_ns)),
+    max_gap_ns: maxGap,
+    between_submissions: { count: bc.count, idle_ns: bc.idle, over_threshold_count: bc.over, over_threshold_idle_ns: bc.overIdle },
+    within_submission: { count: gapCount - bc.count, idle_ns: idle - bc.idle, over_threshold_count: overCount - bc.over, over_threshold_idle_ns: overIdle - bc.overIdle },
+    gap_classification: classification,
+    dispatches_without_submission: count(rows.map((r) => r.no_sub)),
+    histogram: buckets.map((h) => {
+      const bt = between.get(h.bucket!)?.between_count ?? 0;
+      return {
+        lo_ns: 1n << BigInt(h.bucket!),
+        hi_ns: 1n << BigInt(h.bucket! + 1),
+        count: h.rows,
+        idle_ns: h.idle_ns,
+        between_submissions_count: bt,
+        within_submission_count: h.rows - bt,
+      };
+    }),
   };
 }
 
@@ -149,17 +182,19 @@ export async function gaps(store: Store, opts: GapsOptions = {}): Promise<GapsRe
   const scopes: GapScope[] = [];
   for (const dev of plan.devices) {
     const deviceScope: Scope = { capture_id: dev.capture_id, device: dev.device, queue: null };
-    const wide = await scopeGaps(store, gapScopeSql(selectionSql(plan.spec, deviceScope), threshold), dev, null);
-    scopes.push(wide);
     const queues = await store.query(QUEUE_SHAPE, `SELECT capture_id, device, queue, count(*)::BIGINT AS dispatches FROM (${selectionSql(plan.spec, deviceScope)}) GROUP BY ALL ORDER BY queue`);
     const named = queues.filter((q) => q.queue !== null);
-    if (named.length === 1 && queues.length === 1) {
+    const single = queues.length <= 1;
+    const spans = opts.classifyBySpans === true;
+    const wide = await scopeGaps(store, selectionSql(plan.spec, deviceScope), threshold, dev, null, single, spans);
+    scopes.push(wide);
+    if (named.length === 1 && single) {
       scopes.push({ ...wide, queue: named[0]!.queue });
       continue;
     }
     for (const q of named) {
       const scope: Scope = { ...deviceScope, queue: q.queue };
-      scopes.push(await scopeGaps(store, gapScopeSql(selectionSql(plan.spec, scope), threshold), dev, q.queue));
+      scopes.push(await scopeGaps(store, selectionSql(plan.spec, scope), threshold, dev, q.queue, true, spans));
     }
   }
   return {

@@ -3,18 +3,18 @@
  *
  * ```
  * planAnalysis --> per device: overlapDeviceSql (one window pass + the few overlapping rows)
- *              --> per pair of devices on one shared host timeline:
- *                  overlap = busy_a + busy_b - busy(a u b)          (pairUnionSql)
+ *              --> per pair of devices on one shared host timeline, inside the window W
+ *                  where both have dispatches: overlap = busy_a(W) + busy_b(W) - busy(a u b)(W)
  *                  pairs on different timelines are refused, never guessed
  * ```
  */
-import type { Store } from '@tickwise/store';
+import { checkRows, type Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import { analyzerMessages } from './messages';
 import { planAnalysis } from './plan';
 import { isSharedDomain, whereLabel, type DevicePlan, type SelectionOptions } from './selection';
-import { OVERLAP_DEVICE_SHAPE, PAIR_UNION_SHAPE } from './shapes';
-import { overlapDeviceSql, pairUnionSql } from './sql/overlap';
+import { OVERLAP_DEVICE_SHAPE, PAIR_UNION_SHAPE, SPAN_SHAPE } from './shapes';
+import { overlapDeviceSql, pairUnionSql, selectionSpanSql, type TimeWindow } from './sql/overlap';
 import { selectionSql } from './sql/selection';
 
 /** Overlap inside one device. */
@@ -80,48 +80,66 @@ export async function overlap(store: Store, opts: SelectionOptions = {}): Promis
       const a = active[i]!;
       const b = active[j]!;
       if (a.clock_domain !== b.clock_domain || !isSharedDomain(a.clock_domain) || a.capture_timeline !== b.capture_timeline) {
-        const dom = (d: DevicePlan) => (d.capture_timeline !== 'host_monotonic' && d.capture_timeline !== b.capture_timeline ? `${d.clock_domain} (capture timeline '${d.capture_timeline}')` : d.clock_domain);
+        const dom = (d: DevicePlan) => (isSharedDomain(d.clock_domain) ? `${d.clock_domain} (capture timeline '${d.capture_timeline}')` : d.clock_domain);
         throw new TickwiseError('incomparable-timelines', analyzerMessages.incomparableTimelines(whereLabel(a), dom(a), whereLabel(b), dom(b)));
       }
     }
   }
+  const scopeOf = (d: { capture_id: number; device: number }) => selectionSql(plan.spec, { capture_id: d.capture_id, device: d.device, queue: null });
+  const spans = new Map<DevicePlan, { first_ns: bigint | null; last_ns: bigint | null }>();
+  for (const d of plan.devices) spans.set(d, (await store.query(SPAN_SHAPE, selectionSpanSql(scopeOf(d))))[0]!);
+  // the window where both devices of a pair have dispatches (null: none)
+  const pairWindows: { a: DevicePlan; b: DevicePlan; w: TimeWindow | null }[] = [];
+  const withRows = plan.devices.filter((d) => spans.get(d)!.first_ns !== null);
+  for (let i = 0; i < withRows.length; i++) {
+    for (let j = i + 1; j < withRows.length; j++) {
+      const a = withRows[i]!;
+      const b = withRows[j]!;
+      const sa = spans.get(a)!;
+      const sb = spans.get(b)!;
+      const lo = sa.first_ns! > sb.first_ns! ? sa.first_ns! : sb.first_ns!;
+      const hi = sa.last_ns! < sb.last_ns! ? sa.last_ns! : sb.last_ns!;
+      pairWindows.push({ a, b, w: lo < hi ? { lo_ns: lo, hi_ns: hi } : null });
+    }
+  }
   const devices: DeviceOverlap[] = [];
+  const busyIn = new Map<string, bigint>();
   for (const d of plan.devices) {
-    const r = (await store.query(OVERLAP_DEVICE_SHAPE, overlapDeviceSql(selectionSql(plan.spec, { capture_id: d.capture_id, device: d.device, queue: null }))))[0]!;
+    const mine = pairWindows.filter((p) => p.w !== null && (p.a === d || p.b === d));
+    const r = (await store.rows(overlapDeviceSql(scopeOf(d), mine.map((p) => p.w!))))[0]!;
+    const base = checkRows(OVERLAP_DEVICE_SHAPE, [r])[0]!;
+    mine.forEach((p, i) => busyIn.set(`${pairWindows.indexOf(p)}:${p.a === d ? 'a' : 'b'}`, checkRows({ v: 'bigint' }, [{ v: r[`busy_in_w${i}_ns`] }])[0]!.v));
     devices.push({
       capture_id: d.capture_id,
       device: d.device,
       kind: d.kind,
-      dispatches: r.dispatches,
-      busy_ns: r.busy_ns,
-      multi_inflight_ns: r.multi_inflight_ns,
-      multi_inflight_fraction: fraction(r.multi_inflight_ns, r.busy_ns),
-      cross_submission_inflight_ns: r.cross_submission_inflight_ns,
-      cross_submission_fraction: fraction(r.cross_submission_inflight_ns, r.busy_ns),
-      max_in_flight: r.max_in_flight,
-      sum_dur_ns: r.sum_dur_ns,
+      dispatches: base.dispatches,
+      busy_ns: base.busy_ns,
+      multi_inflight_ns: base.multi_inflight_ns,
+      multi_inflight_fraction: fraction(base.multi_inflight_ns, base.busy_ns),
+      cross_submission_inflight_ns: base.cross_submission_inflight_ns,
+      cross_submission_fraction: fraction(base.cross_submission_inflight_ns, base.busy_ns),
+      max_in_flight: base.max_in_flight,
+      sum_dur_ns: base.sum_dur_ns,
       clock_domain: d.clock_domain,
     });
   }
+  const busyOf = (d: DevicePlan) => devices[plan.devices.indexOf(d)]!.busy_ns;
   const pairs: DevicePairOverlap[] = [];
-  const withBusy = devices.filter((d) => d.dispatches > 0);
-  for (let i = 0; i < withBusy.length; i++) {
-    for (let j = i + 1; j < withBusy.length; j++) {
-      const a = withBusy[i]!;
-      const b = withBusy[j]!;
-      const sa = selectionSql(plan.spec, { capture_id: a.capture_id, device: a.device, queue: null });
-      const sb = selectionSql(plan.spec, { capture_id: b.capture_id, device: b.device, queue: null });
-      const u = (await store.query(PAIR_UNION_SHAPE, pairUnionSql(sa, sb)))[0]!.union_ns;
-      const both = a.busy_ns + b.busy_ns - u;
-      pairs.push({
-        a: { capture_id: a.capture_id, device: a.device, kind: a.kind },
-        b: { capture_id: b.capture_id, device: b.device, kind: b.kind },
-        overlap_ns: both,
-        overlap_fraction_of_a: fraction(both, a.busy_ns),
-        overlap_fraction_of_b: fraction(both, b.busy_ns),
-        clock_domain: a.clock_domain,
-      });
+  for (const [k, p] of pairWindows.entries()) {
+    let both = 0n;
+    if (p.w !== null) {
+      const u = (await store.query(PAIR_UNION_SHAPE, pairUnionSql(scopeOf(p.a), scopeOf(p.b), p.w)))[0]!.union_ns;
+      both = busyIn.get(`${k}:a`)! + busyIn.get(`${k}:b`)! - u;
     }
+    pairs.push({
+      a: { capture_id: p.a.capture_id, device: p.a.device, kind: p.a.kind },
+      b: { capture_id: p.b.capture_id, device: p.b.device, kind: p.b.kind },
+      overlap_ns: both,
+      overlap_fraction_of_a: fraction(both, busyOf(p.a)),
+      overlap_fraction_of_b: fraction(both, busyOf(p.b)),
+      clock_domain: p.a.clock_domain,
+    });
   }
   return { devices, device_pairs: pairs, segment: plan.segment, excluded_dispatches: plan.excluded_dispatches };
 }

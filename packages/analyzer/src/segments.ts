@@ -5,7 +5,8 @@
  *
  * ```
  * per device: rows in start order (pos, kernel, gap before)        [temp table]
- *   --reps N given--> N equal blocks if the sequence repeats, else the N-1 longest gaps
+ *   --reps N given--> cut at the N-1 longest gaps; if those blocks differ, N equal
+ *                identical blocks as below; else the longest-gap cut, flagged as differing
  *   --detect-->  smallest m >= 2 such that the rows split into m blocks of equal
  *                length P >= 2 at gaps, every block is the same kernel sequence, and
  *                every boundary gap is at least twice as long as any gap inside blocks
@@ -17,14 +18,14 @@ import type { Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import { analyzerMessages } from './messages';
 import { planSources, whereLabel, type DevicePlan, type SelectionOptions } from './selection';
-import { COUNT_SHAPE, LONG_GAP_SHAPE, PERIOD_BOUNDARIES_SHAPE, PERIODIC_SHAPE, SEGMENT_SUMMARY_SHAPE } from './shapes';
-import { longestGapsSql, periodBoundariesSql, periodicSql, segmentRowsSql, segmentSummarySql } from './sql/segments';
+import { COUNT_SHAPE, LONG_GAP_SHAPE, PERIODIC_SHAPE, SEGMENT_SUMMARY_SHAPE } from './shapes';
+import { longestGapsSql, periodicSql, segmentRowsSql, segmentSummarySql } from './sql/segments';
 import { selectionSql, type SegmentRange, type SelectionSpec } from './sql/selection';
 
 /** How a device's segments were found. */
 export const SegmentMethod = {
-  reps: 'the user gave --reps N and the kernel sequence repeats N times, cut at gaps',
-  reps_longest_gaps: 'the user gave --reps N; cut at the N-1 longest idle gaps (the blocks are not identical)',
+  reps: 'the user gave --reps N and the kernel sequence repeats N times, cut at long gaps',
+  reps_longest_gaps: 'the user gave --reps N; cut at the N-1 longest idle gaps, but the blocks are not the same kernel sequence',
   detected: 'found: identical kernel sequences separated by gaps at least twice as long as any inside the later blocks',
   none: 'no repetition found: one segment',
 } as const;
@@ -104,49 +105,48 @@ async function segmentDevice(store: Store, spec: SelectionSpec, dev: DevicePlan,
     let period: number | null = null;
     const periodic = async (p: number) => (await store.query(PERIODIC_SHAPE, periodicSql(table, p)))[0]!.distinct_blocks === 1;
     const multiples = (p: number, m: number) => Array.from({ length: m - 1 }, (_, i) => BigInt(p * (i + 1)));
+    let gapAt: Map<number, bigint> | null = null;
+    /** m blocks of p rows: cut at gaps, identical kernel sequences, boundary gaps >= 2x every gap inside blocks 2..m. */
+    const equalBlocks = async (p: number, m: number): Promise<boolean> => {
+      gapAt ??= new Map((await store.query(LONG_GAP_SHAPE, longestGapsSql(table, LONGEST_GAPS))).map((g) => [g.pos, g.gap_ns]));
+      let minBoundary: bigint | null = null;
+      for (let i = 1; i < m; i++) {
+        const g = gapAt.get(p * i);
+        if (g === undefined) return false;
+        if (minBoundary === null || g < minBoundary) minBoundary = g;
+      }
+      if (minBoundary === null) return false;
+      for (const [pos, g] of gapAt) if (pos > p && pos % p !== 0 && g * BOUNDARY_MARGIN > minBoundary) return false;
+      return periodic(p);
+    };
     if (n === 0) {
       method = 'none';
     } else if (reps !== undefined) {
       if (reps > 1) {
+        const gaps = await store.query(LONG_GAP_SHAPE, longestGapsSql(table, reps - 1));
+        if (gaps.length < reps - 1) throw new TickwiseError('usage', analyzerMessages.tooFewGaps(where, reps, gaps.length));
+        const longest = gaps.map((g) => BigInt(g.pos)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
         const p = n / reps;
-        let equal = false;
-        if (Number.isInteger(p)) {
-          const b = (await store.query(PERIOD_BOUNDARIES_SHAPE, periodBoundariesSql(table, p)))[0]!;
-          equal = b.gaps === reps - 1 && (await periodic(p));
-        }
-        if (equal) {
+        const atLongest = Number.isInteger(p) && longest.every((b, i) => b === BigInt(p * (i + 1))) && (await periodic(p));
+        if (atLongest) {
+          boundaries = longest;
+          method = 'reps';
+          period = p;
+        } else if (Number.isInteger(p) && p >= 2 && (await equalBlocks(p, reps))) {
           boundaries = multiples(p, reps);
           method = 'reps';
           period = p;
         } else {
-          const gaps = await store.query(LONG_GAP_SHAPE, longestGapsSql(table, reps - 1));
-          if (gaps.length < reps - 1) throw new TickwiseError('usage', analyzerMessages.tooFewGaps(where, reps, gaps.length));
-          boundaries = gaps.map((g) => BigInt(g.pos)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+          boundaries = longest;
           method = 'reps_longest_gaps';
         }
       }
     } else {
-      const top = await store.query(LONG_GAP_SHAPE, longestGapsSql(table, LONGEST_GAPS));
-      const gapAt = new Map(top.map((g) => [g.pos, g.gap_ns]));
       for (let m = 2; m <= Math.min(n, MAX_BLOCKS); m++) {
         if (n % m !== 0) continue;
         const p = n / m;
         if (p < 2) break;
-        let minBoundary: bigint | null = null;
-        let ok = true;
-        for (let i = 1; i < m && ok; i++) {
-          const g = gapAt.get(p * i);
-          if (g === undefined) ok = false;
-          else if (minBoundary === null || g < minBoundary) minBoundary = g;
-        }
-        if (!ok || minBoundary === null) continue;
-        for (const [pos, g] of gapAt) {
-          if (pos > p && pos % p !== 0 && g * BOUNDARY_MARGIN > minBoundary) {
-            ok = false;
-            break;
-          }
-        }
-        if (!ok || !(await periodic(p))) continue;
+        if (!(await equalBlocks(p, m))) continue;
         boundaries = multiples(p, m);
         method = 'detected';
         period = p;

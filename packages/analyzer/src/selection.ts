@@ -41,7 +41,7 @@ export interface DevicePlan {
   readonly family: SourceFamily;
   /** The time_source value(s) of the chosen rows. */
   readonly time_source: string;
-  /** e.g. `host_monotonic`, or `relative (capture 2 device 0)` for ticks scaled from 0. */
+  /** e.g. `host_monotonic`, or a relative timeline of its own for ticks scaled from 0. */
   readonly clock_domain: ClockDomain;
   /** Rows of the chosen source usable for time math (before segment selection). */
   readonly dispatches: number;
@@ -74,7 +74,7 @@ function domainOf(timeSource: string, captureId: number, device: number, capture
       return captureTimeline === 'relative' || captureTimeline === 'ticks-only' ? 'host_monotonic' : captureTimeline;
     case 'device_tick_declared':
     case 'device_tick_assumed':
-      return `relative (capture ${captureId} device ${device}: ticks scaled from 0, no clock fit)`;
+      return `a relative timeline of its own (capture ${captureId} device ${device}: ticks scaled from 0, no clock fit)`;
     case 'host_monotonic':
     case 'host_boottime':
       return timeSource;

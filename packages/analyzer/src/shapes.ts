@@ -22,18 +22,20 @@ export const DEVICE_SHAPE = { capture_id: 'number', device: 'number', kind: 'str
 /** Queues present in a selection. */
 export const QUEUE_SHAPE = { capture_id: 'number', device: 'number', queue: 'number?', dispatches: 'number' } as const;
 
-/** `gapScopeSql`'s one row. */
-export const GAP_SCOPE_SHAPE = {
-  dispatches: 'number', segments: 'number', first_start_ns: 'bigint?', last_end_ns: 'bigint?', span_ns: 'bigint', sum_dur_ns: 'bigint',
-  dispatches_without_submission: 'number', gap_count: 'number', gap_idle_ns: 'bigint', max_gap_ns: 'bigint?',
+/** `gapBucketsSql` rows. */
+export const GAP_BUCKET_ROW_SHAPE = {
+  bucket: 'number?', rows: 'number', rows_out_of_order: 'number', no_sub: 'number', idle_ns: 'bigint', max_gap_ns: 'bigint?',
   over_count: 'number', over_idle_ns: 'bigint', between_count: 'number', between_idle_ns: 'bigint',
-  between_over_count: 'number', between_over_idle_ns: 'bigint', histogram: 'json?',
+  between_over_count: 'number', between_over_idle_ns: 'bigint',
 } as const;
 
-/** One histogram bucket inside {@link GAP_SCOPE_SHAPE}. */
-export const GAP_BUCKET_SHAPE = {
-  bucket: 'number', lo_ns: 'bigint', hi_ns: 'bigint', count: 'number', idle_ns: 'bigint', between_count: 'number', between_idle_ns: 'bigint',
+/** `betweenBucketsSql` rows. */
+export const BETWEEN_BUCKET_ROW_SHAPE = {
+  bucket: 'number', between_count: 'number', between_idle_ns: 'bigint', between_over_count: 'number', between_over_idle_ns: 'bigint',
 } as const;
+
+/** `segmentSpansSql` rows. */
+export const SEGMENT_SPAN_SHAPE = { segment: 'number', dispatches: 'number', first_ns: 'bigint', last_ns: 'bigint', sum_dur_ns: 'bigint' } as const;
 
 /** `gapListSql` rows. */
 export const GAP_ROW_SHAPE = { segment: 'number', start_ns: 'bigint', end_ns: 'bigint', gap_ns: 'bigint', between_submissions: 'boolean' } as const;
@@ -43,6 +45,9 @@ export const OVERLAP_DEVICE_SHAPE = {
   dispatches: 'number', sum_dur_ns: 'bigint', busy_ns: 'bigint', multi_inflight_ns: 'bigint', cross_submission_inflight_ns: 'bigint',
   overlapping_dispatches: 'number', max_in_flight: 'number',
 } as const;
+
+/** `selectionSpanSql`'s one row. */
+export const SPAN_SHAPE = { first_ns: 'bigint?', last_ns: 'bigint?' } as const;
 
 /** `pairUnionSql`'s one row. */
 export const PAIR_UNION_SHAPE = { union_ns: 'bigint' } as const;
@@ -61,9 +66,6 @@ export const LONG_GAP_SHAPE = { pos: 'number', gap_ns: 'bigint' } as const;
 
 /** `periodicSql`'s one row. */
 export const PERIODIC_SHAPE = { blocks: 'number', distinct_blocks: 'number' } as const;
-
-/** `periodBoundariesSql`'s one row. */
-export const PERIOD_BOUNDARIES_SHAPE = { gaps: 'number', boundaries: 'number', min_gap_ns: 'bigint?' } as const;
 
 /** `segmentSummarySql` rows. */
 export const SEGMENT_SUMMARY_SHAPE = {

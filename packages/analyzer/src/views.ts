@@ -23,7 +23,7 @@ export async function isReadOnly(store: Store): Promise<boolean> {
 /**
  * Creates (or replaces) the views `dispatch_spans`, `busy_intervals`,
  * `device_busy`, `gaps_v`, `kernel_stats` and the macros `ns_to_ms(x)`,
- * `gaps_over(threshold_ns)`, `kernel_cost(glob, rows_per_dispatch, group_rows)`.
+ * `gaps_over(threshold_ns)`, `kernel_cost(kernel_glob, rows_per_dispatch, group_rows)`.
  */
 export async function installViews(store: Store, opts: { temporary?: boolean } = {}): Promise<InstalledViews> {
   const temporary = opts.temporary ?? (await isReadOnly(store));

@@ -1,68 +1,96 @@
 /**
- * Busy, idle and gaps of one scope (a device, or one queue of it), as one
- * SQL statement over a selection (see `selection.ts`). Pure.
+ * Busy, idle and gaps of one scope (a device, or one queue of it), as SQL
+ * over a selection (see `selection.ts`). Pure.
  *
  * ```
- * selected rows --start order, running max end--> gaps (idle between busy blocks)
- *               --GROUP BY submission--> submission spans --same pass--> gaps no submission covers
- *                                                                        = gaps BETWEEN submissions
- * gaps within a submission = all gaps - gaps between submissions (same lengths: exact)
+ * selected rows --start order: running max end, previous row's submission-->
+ *   gap before row j = start_j - max(earlier ends), when > 0
+ *   one row per log2 bucket of gap length (+ one for rows without a gap):
+ *     counts, idle, over the threshold, classed by submission
+ * segment spans: one GROUP BY segment
  * ```
- * A gap between two dispatches is "within a submission" when some
- * submission has dispatches on both sides of it (a dependency bubble on the
- * device), else "between submissions" (the device waited for the host).
- * With segments, each segment is its own timeline: spans and gaps are summed
- * over segments and the idle between segments is not counted.
+ * A gap is "within a submission" when some submission has dispatches on
+ * both sides of it (a dependency bubble on the device), else "between
+ * submissions" (the device waited for the host). When submission ids never
+ * go backwards in start order, every submission is one contiguous run of
+ * rows, so a gap is within one exactly when the rows on both sides share a
+ * submission: the fast path (`gapBucketsSql`, which also counts the rows
+ * that break that order). Otherwise `betweenBucketsSql` finds the gaps
+ * between submissions in general: the gaps of the union of submission spans
+ * (same gaps, same lengths). With segments, each segment is its own
+ * timeline: the idle between segments is not counted.
  */
 import { EARLIER_ROWS, log2BucketSql, prevEndMax } from './intervals';
 import { sqlBigint } from './quote';
+import { SUBMISSION_KEY } from './selection';
 
-/** SQL of the gap summary of one scope: one row (see `GAP_SCOPE_SHAPE`). */
-export function gapScopeSql(selection: string, thresholdNs: bigint): string {
+/**
+ * One row per log2 bucket of gap length (`bucket` NULL: the rows with no gap
+ * before them), see `GAP_BUCKET_ROW_SHAPE`. `rows_out_of_order` counts rows
+ * whose submission id is lower than an earlier one's (or missing between
+ * rows of one submission); when it is 0 the `between_*` columns are exact.
+ */
+export function gapBucketsSql(selection: string, thresholdNs: bigint): string {
   const t = sqlBigint(thresholdNs);
-  return `WITH sel AS (${selection}),
-  w AS (
-    SELECT segment, start_ns - max(end_ns) OVER w AS gap_ns, lag(segment) OVER w AS prev_segment
-    FROM sel WINDOW w AS (${EARLIER_ROWS})
+  return `WITH w AS (
+    SELECT segment, submission_id,
+      start_ns - max(end_ns) OVER w AS gap_ns,
+      lag(segment) OVER w AS prev_segment,
+      lag(submission_id) OVER w AS prev_sub,
+      max(submission_id) OVER w AS prev_max_sub
+    FROM (${selection}) WINDOW w AS (${EARLIER_ROWS})
   ),
-  g AS MATERIALIZED (SELECT gap_ns FROM w WHERE gap_ns > 0 AND prev_segment = segment),
-  subs AS (SELECT segment, queue, sub_key, min(start_ns) AS start_ns, max(end_ns) AS end_ns FROM sel GROUP BY segment, queue, sub_key),
-  bw AS (SELECT start_ns - ${prevEndMax('segment')} AS gap_ns FROM subs),
-  bg AS MATERIALIZED (SELECT gap_ns FROM bw WHERE gap_ns > 0),
-  segs AS (
-    SELECT segment, count(*) AS n, min(start_ns) AS first_ns, max(end_ns) AS last_ns, sum(dur_ns) AS sum_dur,
-      count(*) FILTER (WHERE submission_id IS NULL) AS no_sub
-    FROM sel GROUP BY segment
+  c AS (
+    SELECT *,
+      CASE WHEN gap_ns > 0 AND prev_segment = segment THEN ${log2BucketSql('gap_ns')} END AS bucket,
+      NOT (submission_id IS NOT NULL AND submission_id = prev_sub) AS new_sub
+    FROM w
+  )
+  SELECT bucket,
+    count(*)::BIGINT AS rows,
+    count(*) FILTER (WHERE prev_segment = segment AND submission_id IS DISTINCT FROM prev_sub
+      AND (submission_id IS NULL OR submission_id <= prev_max_sub))::BIGINT AS rows_out_of_order,
+    count(*) FILTER (WHERE submission_id IS NULL)::BIGINT AS no_sub,
+    coalesce(sum(gap_ns) FILTER (WHERE bucket IS NOT NULL), 0)::BIGINT AS idle_ns,
+    max(gap_ns) FILTER (WHERE bucket IS NOT NULL) AS max_gap_ns,
+    count(*) FILTER (WHERE bucket IS NOT NULL AND gap_ns > ${t})::BIGINT AS over_count,
+    coalesce(sum(gap_ns) FILTER (WHERE bucket IS NOT NULL AND gap_ns > ${t}), 0)::BIGINT AS over_idle_ns,
+    count(*) FILTER (WHERE bucket IS NOT NULL AND new_sub)::BIGINT AS between_count,
+    coalesce(sum(gap_ns) FILTER (WHERE bucket IS NOT NULL AND new_sub), 0)::BIGINT AS between_idle_ns,
+    count(*) FILTER (WHERE bucket IS NOT NULL AND new_sub AND gap_ns > ${t})::BIGINT AS between_over_count,
+    coalesce(sum(gap_ns) FILTER (WHERE bucket IS NOT NULL AND new_sub AND gap_ns > ${t}), 0)::BIGINT AS between_over_idle_ns
+  FROM c GROUP BY bucket ORDER BY bucket NULLS FIRST`;
+}
+
+/**
+ * Gaps between submissions in general (any order of submission ids): the
+ * gaps of the union of submission spans, per log2 bucket (see
+ * `BETWEEN_BUCKET_ROW_SHAPE`).
+ */
+export function betweenBucketsSql(selection: string, thresholdNs: bigint): string {
+  const t = sqlBigint(thresholdNs);
+  return `WITH subs AS (
+    SELECT segment, min(start_ns) AS start_ns, max(end_ns) AS end_ns FROM (${selection})
+    GROUP BY segment, ${SUBMISSION_KEY}
   ),
-  ha AS (SELECT ${log2BucketSql('gap_ns')} AS bucket, count(*) AS n, sum(gap_ns) AS idle FROM g GROUP BY 1),
-  hb AS (SELECT ${log2BucketSql('gap_ns')} AS bucket, count(*) AS n, sum(gap_ns) AS idle FROM bg GROUP BY 1)
-  SELECT
-    (SELECT coalesce(sum(n), 0) FROM segs)::BIGINT AS dispatches,
-    (SELECT count(*) FROM segs)::BIGINT AS segments,
-    (SELECT min(first_ns) FROM segs) AS first_start_ns,
-    (SELECT max(last_ns) FROM segs) AS last_end_ns,
-    (SELECT coalesce(sum(last_ns - first_ns), 0) FROM segs)::BIGINT AS span_ns,
-    (SELECT coalesce(sum(sum_dur), 0) FROM segs)::BIGINT AS sum_dur_ns,
-    (SELECT coalesce(sum(no_sub), 0) FROM segs)::BIGINT AS dispatches_without_submission,
-    (SELECT count(*) FROM g)::BIGINT AS gap_count,
-    (SELECT coalesce(sum(gap_ns), 0) FROM g)::BIGINT AS gap_idle_ns,
-    (SELECT max(gap_ns) FROM g) AS max_gap_ns,
-    (SELECT count(*) FROM g WHERE gap_ns > ${t})::BIGINT AS over_count,
-    (SELECT coalesce(sum(gap_ns), 0) FROM g WHERE gap_ns > ${t})::BIGINT AS over_idle_ns,
-    (SELECT count(*) FROM bg)::BIGINT AS between_count,
-    (SELECT coalesce(sum(gap_ns), 0) FROM bg)::BIGINT AS between_idle_ns,
-    (SELECT count(*) FROM bg WHERE gap_ns > ${t})::BIGINT AS between_over_count,
-    (SELECT coalesce(sum(gap_ns), 0) FROM bg WHERE gap_ns > ${t})::BIGINT AS between_over_idle_ns,
-    (SELECT list({'bucket': ha.bucket, 'lo_ns': 1::BIGINT << ha.bucket, 'hi_ns': 1::BIGINT << (ha.bucket + 1),
-        'count': ha.n, 'idle_ns': ha.idle::BIGINT, 'between_count': coalesce(hb.n, 0), 'between_idle_ns': coalesce(hb.idle, 0)::BIGINT}
-        ORDER BY ha.bucket)
-      FROM ha LEFT JOIN hb USING (bucket)) AS histogram`;
+  bg AS (SELECT gap_ns FROM (SELECT start_ns - ${prevEndMax('segment')} AS gap_ns FROM subs) WHERE gap_ns > 0)
+  SELECT ${log2BucketSql('gap_ns')} AS bucket,
+    count(*)::BIGINT AS between_count, sum(gap_ns)::BIGINT AS between_idle_ns,
+    count(*) FILTER (WHERE gap_ns > ${t})::BIGINT AS between_over_count,
+    coalesce(sum(gap_ns) FILTER (WHERE gap_ns > ${t}), 0)::BIGINT AS between_over_idle_ns
+  FROM bg GROUP BY 1 ORDER BY 1`;
+}
+
+/** Per segment of a scope: dispatches, first start, last end, summed durations (see `SEGMENT_SPAN_SHAPE`). */
+export function segmentSpansSql(selection: string): string {
+  return `SELECT segment, count(*)::BIGINT AS dispatches, min(start_ns) AS first_ns, max(end_ns) AS last_ns, sum(dur_ns)::BIGINT AS sum_dur_ns
+    FROM (${selection}) GROUP BY segment ORDER BY segment`;
 }
 
 /**
  * SQL listing every gap of one scope (start, end, length, class), in time
- * order; for `--list` style output and for tests. Same definitions as
- * {@link gapScopeSql}.
+ * order, by the general definition (submission spans); for listings and
+ * tests.
  */
 export function gapListSql(selection: string): string {
   return `WITH sel AS (${selection}),
@@ -70,7 +98,10 @@ export function gapListSql(selection: string): string {
     SELECT segment, start_ns, start_ns - max(end_ns) OVER w AS gap_ns, lag(segment) OVER w AS prev_segment
     FROM sel WINDOW w AS (${EARLIER_ROWS})
   ),
-  subs AS (SELECT segment, queue, sub_key, min(start_ns) AS start_ns, max(end_ns) AS end_ns FROM sel GROUP BY segment, queue, sub_key),
+  subs AS (
+    SELECT segment, min(start_ns) AS start_ns, max(end_ns) AS end_ns FROM sel
+    GROUP BY segment, ${SUBMISSION_KEY}
+  ),
   bg AS (SELECT segment, start_ns FROM (SELECT segment, start_ns, start_ns - ${prevEndMax('segment')} AS gap_ns FROM subs) WHERE gap_ns > 0)
   SELECT w.segment, w.start_ns - w.gap_ns AS start_ns, w.start_ns AS end_ns, w.gap_ns,
     (bg.start_ns IS NOT NULL) AS between_submissions

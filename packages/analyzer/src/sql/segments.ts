@@ -36,13 +36,6 @@ export function periodicSql(table: string, period: number): string {
       SELECT pos // ${p} AS block, count(*) AS n, sum(hash(kernel, pos % ${p}))::HUGEINT AS h FROM ${table} GROUP BY 1)`;
 }
 
-/** At multiples of `period` (excluding 0): how many rows start a busy block, and the shortest gap there. */
-export function periodBoundariesSql(table: string, period: number): string {
-  const p = sqlInt(period);
-  return `SELECT count(*) FILTER (WHERE gap_ns > 0)::BIGINT AS gaps, count(*)::BIGINT AS boundaries, min(gap_ns) AS min_gap_ns
-    FROM ${table} WHERE pos > 0 AND pos % ${p} = 0`;
-}
-
 function segmentOf(boundaries: readonly bigint[]): { seg: string; first: string } {
   if (boundaries.length === 0) return { seg: '0', first: '0' };
   const seg = `CASE ${boundaries.map((b, i) => `WHEN pos < ${sqlInt(b)} THEN ${i}`).join(' ')} ELSE ${boundaries.length} END`;

@@ -9,6 +9,9 @@
  */
 import { sqlBigint, sqlInt } from './quote';
 
+/** The columns that identify a submission in a selection (GROUP BY / PARTITION BY list). */
+export const SUBMISSION_KEY = 'queue, submission_id, CASE WHEN submission_id IS NULL THEN rowid_key END';
+
 /** Time sources that come from device ticks. */
 export const DEVICE_TIMED = ['device_tick_fit', 'device_tick_declared', 'device_tick_assumed', 'device_tick_none'] as const;
 /** Time sources that come from a host clock. */
@@ -75,9 +78,10 @@ function segmentExpr(segments: readonly SegmentRange[] | null): string {
 
 /**
  * SQL of the selected dispatch rows, with columns
- * `capture_id, device, queue, submission_id, sub_key, kernel, start_ns,
- * end_ns, dur_ns, time_source, segment`. `sub_key` identifies a submission
- * (a dispatch without a submission id is its own submission).
+ * `capture_id, device, queue, submission_id, rowid_key, kernel, start_ns,
+ * end_ns, dur_ns, time_source, segment`. A submission is identified by
+ * (queue, submission_id); a dispatch without a submission id is its own
+ * submission (`rowid_key` tells such rows apart: see {@link SUBMISSION_KEY}).
  */
 export function selectionSql(spec: SelectionSpec, scope?: Scope, extraWhere?: string): string {
   const sources = scope ? spec.sources.filter((s) => s.capture_id === scope.capture_id && s.device === scope.device) : spec.sources;
@@ -93,7 +97,7 @@ export function selectionSql(spec: SelectionSpec, scope?: Scope, extraWhere?: st
   }
   if (extraWhere) where.push(`(${extraWhere})`);
   const inner = `SELECT capture_id, device, queue, submission_id,
-      coalesce(submission_id::HUGEINT, -1 - rowid) AS sub_key,
+      rowid AS rowid_key,
       kernel, start_ns, end_ns, end_ns - start_ns AS dur_ns, time_source,
       ${segmentExpr(spec.segments)} AS segment
     FROM dispatches
@@ -124,7 +128,7 @@ export function sourceInventorySql(): string {
  */
 export function genericSelectionSql(): string {
   return `SELECT d.capture_id, d.device, d.queue, d.submission_id,
-      coalesce(d.submission_id::HUGEINT, -1 - d.rowid) AS sub_key,
+      d.rowid AS rowid_key,
       d.kernel, d.start_ns, d.end_ns, d.end_ns - d.start_ns AS dur_ns, d.time_source, 0 AS segment, d.line
     FROM dispatches d
     JOIN (SELECT capture_id, device, bool_or(time_source IN (${list(DEVICE_TIMED)})) AS device_timed

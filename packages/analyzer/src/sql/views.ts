@@ -8,11 +8,11 @@
  * dispatches --one time source per device, valid, timed--> dispatch_spans
  *   --union per device--> busy_intervals --> device_busy (span, busy, idle, gaps)
  *   --idle between busy blocks, classed by submission--> gaps_v --> gaps_over(threshold_ns)
- *   --per kernel, share of busy--> kernel_stats --> kernel_cost(glob, rows_per_dispatch, group_rows)
+ *   --per kernel, share of busy--> kernel_stats --> kernel_cost(kernel_glob, rows_per_dispatch, group_rows)
  * ```
  */
 import { EARLIER_ROWS, log2BucketSql } from './intervals';
-import { genericSelectionSql } from './selection';
+import { SUBMISSION_KEY, genericSelectionSql } from './selection';
 
 /** Names of the views {@link viewStatements} creates, in creation order. */
 export const VIEW_NAMES = ['dispatch_spans', 'busy_intervals', 'device_busy', 'gaps_v', 'kernel_stats'] as const;
@@ -47,7 +47,8 @@ export function viewStatements(temp: boolean): string[] {
         SELECT capture_id, device, start_ns, start_ns - max(end_ns) OVER (${PART} ${EARLIER_ROWS}) AS gap_ns FROM dispatch_spans
       ),
       subs AS (
-        SELECT capture_id, device, queue, sub_key, min(start_ns) AS start_ns, max(end_ns) AS end_ns FROM dispatch_spans GROUP BY ALL
+        SELECT capture_id, device, min(start_ns) AS start_ns, max(end_ns) AS end_ns FROM dispatch_spans
+        GROUP BY capture_id, device, ${SUBMISSION_KEY}
       ),
       bg AS (
         SELECT capture_id, device, start_ns FROM (
@@ -70,10 +71,10 @@ export function viewStatements(temp: boolean): string[] {
         coalesce(sum(g.gap_ns) FILTER (WHERE g.gap_ns > threshold_ns), 0)::BIGINT AS idle_ns,
         coalesce(sum(g.gap_ns) FILTER (WHERE g.gap_ns > threshold_ns), 0) / sum(g.gap_ns) AS share_of_idle
       FROM gaps_v g GROUP BY g.capture_id, g.device`,
-    `CREATE OR REPLACE ${t}MACRO kernel_cost(glob, rows_per_dispatch, group_rows) AS TABLE
+    `CREATE OR REPLACE ${t}MACRO kernel_cost(kernel_glob, rows_per_dispatch, group_rows) AS TABLE
       SELECT capture_id, device, count(*)::BIGINT AS dispatch_count, avg(dur_ns) AS mean_dispatch_ns, quantile_cont(dur_ns, 0.5) AS median_dispatch_ns,
         avg(dur_ns) * group_rows / rows_per_dispatch / 1e6 AS group_ms,
         quantile_cont(dur_ns, 0.5) * group_rows / rows_per_dispatch / 1e6 AS group_ms_median
-      FROM dispatch_spans WHERE kernel GLOB glob GROUP BY capture_id, device`,
+      FROM dispatch_spans WHERE kernel GLOB kernel_glob GROUP BY capture_id, device`,
   ];
 }

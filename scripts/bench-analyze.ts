@@ -1,0 +1,132 @@
+/**
+ * Analysis benchmark: gaps, overlap and kernels over a generated store.
+ *
+ *   scripts/bench-analyze [--dispatches 10000000] [--reps 3] [--db path.duckdb] [--threads N]
+ *
+ * Generates (once; seeded, so the same store every time) a tickwise store
+ * with N dispatches on 2 devices directly in DuckDB: `range()` rows, times
+ * from a seeded hash (`hash(i, seed)`, deterministic under parallel
+ * execution, unlike `random()`), start times as a running sum of
+ * (gap + duration). Device 0 is iGPU-like: submissions of 40 dispatches with
+ * 1-4.5 us bubbles, 20-100 us host gaps between submissions, every 20th
+ * dispatch starting 3 us before the previous one ends. Device 1 is NPU-like:
+ * one dispatch per submission, 1 % of submissions starting before the
+ * previous one ends. 0.01 % of rows are invalid.
+ *
+ * Then, in fresh child processes (so peak RSS is per analysis), opens the
+ * store read-only as the CLI does and times each of `gaps`, `overlap`,
+ * `kernelStats` (median of --reps), printing wall ms and peak RSS.
+ * Target: each under 3 s for 10 M dispatches on a 2-core machine.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Store, stringifyJson } from '../packages/store/src/index';
+import { gaps, kernelStats, overlap } from '../packages/analyzer/src/index';
+
+const args = process.argv.slice(2);
+const opt = (name: string, dflt: string) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 && args[i + 1] ? args[i + 1]! : dflt;
+};
+const ANALYSES = { gaps, overlap, kernels: kernelStats } as const;
+type Analysis = keyof typeof ANALYSES;
+const SEED = 20260114;
+
+async function generate(path: string, n: number): Promise<void> {
+  const tmp = `${path}.tmp`;
+  rmSync(tmp, { force: true });
+  const store = await Store.open(tmp);
+  const h = (salt: number, mod: number) => `(hash(i, ${SEED + salt}) % ${mod})::BIGINT`;
+  await store.run(`INSERT INTO captures (capture_id, path, format, schema_version, sha256, producer, label, timeline, record_count)
+    VALUES (1, 'bench:generated', 'generated', 1, NULL, 'scripts/bench-analyze (seed ${SEED})', 'bench-${n}', 'host_monotonic', ${n})`);
+  await store.run(`INSERT INTO devices (capture_id, device, kind, name, time_base) VALUES (1, 0, 'gpu', 'bench iGPU', 'device_tick_fit'), (1, 1, 'npu', 'bench NPU', 'device_tick_fit')`);
+  const half = Math.floor(n / 2);
+  await store.run(`CREATE TEMP TABLE g AS
+    SELECT device, i, p, sub, dur,
+      CASE
+        WHEN device = 0 AND p = 0 THEN 20000 + ${h(1, 80000)}
+        WHEN device = 0 AND p % 20 = 7 THEN -3000
+        WHEN device = 0 THEN 1200 + ${h(2, 3300)}
+        WHEN ${h(3, 100)} = 0 THEN -2000
+        ELSE 10000 + ${h(4, 120000)}
+      END AS gap
+    FROM (
+      SELECT (r // ${half})::INTEGER AS device, r % ${half} AS i,
+        CASE WHEN r // ${half} = 0 THEN (r % ${half}) % 40 ELSE 0 END AS p,
+        CASE WHEN r // ${half} = 0 THEN (r % ${half}) // 40 ELSE r % ${half} END + 1 AS sub,
+        CASE WHEN r // ${half} = 0 THEN 5000 + (hash(r, ${SEED}) % 20000)::BIGINT ELSE 400000 + (hash(r, ${SEED}) % 200000)::BIGINT END AS dur
+      FROM range(${2 * half}) t(r)
+    )`);
+  await store.run(`INSERT INTO dispatches (capture_id, device, queue, submission_id, command_buffer_id, command_index, event_id, kernel,
+      start_ns, end_ns, dur_ns, time_source, valid, line)
+    SELECT 1, device, 0, sub, sub, p, i + 1,
+      CASE WHEN device = 0 THEN 'prefill_dispatch_' || (p % 10) || '_matmul_512x' || (1024 * (1 + p % 4)) || 'x4096_f16' ELSE 'npu_tile_matmul_256x8192x3072_bf16' END,
+      s, s + dur, dur, 'device_tick_fit', hash(i, device, ${SEED + 9}) % 10000 <> 0, i + 1
+    FROM (SELECT *, 1000000000000 + sum(gap + dur) OVER (PARTITION BY device ORDER BY i ROWS UNBOUNDED PRECEDING) - dur AS s FROM g)
+    ORDER BY device, s`);
+  await store.close();
+  renameSync(tmp, path);
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+async function child(db: string, which: Analysis, threads: number | undefined): Promise<void> {
+  const t0 = performance.now();
+  const store = await Store.open(db, { readOnly: true, ...(threads ? { threads } : {}) });
+  const opened = performance.now();
+  const result = await ANALYSES[which](store, {});
+  const done = performance.now();
+  await store.close();
+  process.stdout.write(JSON.stringify({ open_ms: opened - t0, ms: done - opened, max_rss_mb: process.resourceUsage().maxRSS / 1024, result: JSON.parse(stringifyJson(result, 0)) }) + '\n');
+}
+
+async function main(): Promise<void> {
+  if (args[0] === '--child') {
+    await child(args[1]!, args[2] as Analysis, args[3] ? Number(args[3]) : undefined);
+    return;
+  }
+  const n = Number(opt('dispatches', '10000000'));
+  const reps = Number(opt('reps', '3'));
+  const threads = opt('threads', '');
+  const work = join(tmpdir(), 'tickwise-bench-analyze');
+  mkdirSync(work, { recursive: true });
+  const db = resolve(opt('db', join(work, `bench-${n}.duckdb`)));
+  if (!existsSync(db)) {
+    console.error(`generating ${n} dispatches on 2 devices (seed ${SEED}) -> ${db}`);
+    const t0 = performance.now();
+    await generate(db, n);
+    console.error(`generated in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  }
+  const self = resolve(import.meta.dirname, 'bench-analyze');
+  const rows: string[] = [];
+  const summaries: Record<string, unknown> = {};
+  for (const which of Object.keys(ANALYSES) as Analysis[]) {
+    const runs: { ms: number; rss: number; open: number }[] = [];
+    for (let r = 0; r < reps; r++) {
+      const c = spawnSync(self, ['--child', db, which, threads], { encoding: 'utf8', maxBuffer: 1 << 26 });
+      if (c.status !== 0) {
+        console.error(c.stderr);
+        process.exit(1);
+      }
+      const o = JSON.parse(c.stdout) as { ms: number; max_rss_mb: number; open_ms: number; result: unknown };
+      runs.push({ ms: o.ms, rss: o.max_rss_mb, open: o.open_ms });
+      summaries[which] = o.result;
+    }
+    const ms = median(runs.map((x) => x.ms));
+    rows.push(`${which.padEnd(8)} ${(ms / 1000).toFixed(2).padStart(6)} s   (runs: ${runs.map((x) => (x.ms / 1000).toFixed(2)).join(', ')} s; open ${median(runs.map((x) => x.open)).toFixed(0)} ms)   peak RSS ${Math.max(...runs.map((x) => x.rss)).toFixed(0)} MB   ${ms < 3000 ? 'ok (< 3 s)' : 'OVER 3 s TARGET'}`);
+  }
+  const g = summaries['gaps'] as { scopes: { device: number; queue: number | null; dispatches: number; busy_ns: number; idle_fraction: number; gap_count: number }[] };
+  const o = summaries['overlap'] as { devices: { device: number; multi_inflight_ns: number; cross_submission_inflight_ns: number }[]; device_pairs: { overlap_ns: number }[] };
+  console.log(`bench-analyze: ${n} dispatches on 2 devices, ${db}`);
+  console.log(`node ${process.version}, DuckDB threads ${threads || 'default (= cores)'}, median of ${reps} fresh processes each`);
+  for (const r of rows) console.log(r);
+  console.log('sanity: ' + g.scopes.filter((s) => s.queue === null).map((s) => `device ${s.device}: ${s.dispatches} dispatches, ${s.gap_count} gaps, idle ${(s.idle_fraction * 100).toFixed(2)} %`).join('; ') +
+    `; multi-inflight ${o.devices.map((d) => d.multi_inflight_ns).join('/')} ns, cross-submission ${o.devices.map((d) => d.cross_submission_inflight_ns).join('/')} ns, pair overlap ${o.device_pairs.map((p) => p.overlap_ns).join('/')} ns`);
+}
+
+await main();
