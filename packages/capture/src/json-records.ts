@@ -88,31 +88,52 @@ function buildTrie(opts: ScanOptions): TrieNode {
   return root;
 }
 
-/** A buffered NDJSON writer. */
+/**
+ * A buffered NDJSON writer: records are assembled in place in one growing
+ * byte buffer (no allocation per record) and written out between chunks.
+ */
 class NdjsonOut {
   private readonly stream: WriteStream;
-  private parts: Buffer[] = [];
-  private size = 0;
+  buf = Buffer.allocUnsafe(1 << 20);
+  pos = 0;
   constructor(path: string) {
     this.stream = createWriteStream(path);
   }
-  push(b: Buffer): void {
-    this.parts.push(b);
-    this.size += b.length;
+  private ensure(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < this.pos + n) size *= 2;
+    const b = Buffer.allocUnsafe(size);
+    this.buf.copy(b, 0, 0, this.pos);
+    this.buf = b;
   }
-  async maybeFlush(): Promise<void> {
-    if (this.size < 4 << 20) return;
-    await this.flush();
+  /** Appends bytes [a, b) of a chunk. */
+  copy(chunk: Buffer, a: number, b: number): void {
+    if (b <= a) return;
+    this.ensure(b - a);
+    chunk.copy(this.buf, this.pos, a, b);
+    this.pos += b - a;
   }
-  async flush(): Promise<void> {
-    if (this.size === 0) return;
-    const chunk = Buffer.concat(this.parts, this.size);
-    this.parts = [];
-    this.size = 0;
-    if (!this.stream.write(chunk)) await once(this.stream, 'drain');
+  /** Appends ASCII text. */
+  text(s: string): void {
+    this.ensure(s.length);
+    this.pos += this.buf.write(s, this.pos, 'latin1');
+  }
+  /** Appends text that may hold any character. */
+  utf8(s: string): void {
+    this.ensure(Buffer.byteLength(s));
+    this.pos += this.buf.write(s, this.pos, 'utf8');
+  }
+  /** Writes out the finished records before `keep` (a record still being assembled stays). */
+  async flush(keep: number): Promise<void> {
+    if (keep === 0) return;
+    const done = Buffer.from(this.buf.subarray(0, keep));
+    this.buf.copy(this.buf, 0, keep, this.pos);
+    this.pos -= keep;
+    if (!this.stream.write(done)) await once(this.stream, 'drain');
   }
   async close(): Promise<void> {
-    await this.flush();
+    await this.flush(this.pos);
     this.stream.end();
     await once(this.stream, 'finish');
   }
@@ -142,8 +163,11 @@ function isWs(c: number): boolean {
   return c === SPACE || c === NL || c === CR || c === TAB;
 }
 
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\u2028\u2029]/;
+
+/** A JSON string literal (fast for the plain number texts this file writes). */
 function jsonString(s: string): string {
-  return JSON.stringify(s);
+  return NEEDS_ESCAPE.test(s) ? JSON.stringify(s) : `"${s}"`;
 }
 
 /** A container being walked outside records. */
@@ -205,7 +229,8 @@ export async function scanJsonRecords(src: SourceFile, opts: ScanOptions): Promi
   // Record capture.
   let rec = -1; // spec index while inside a record
   let recDepth = 0; // nesting inside the record (1 = its own level)
-  let recParts: Buffer[] = [];
+  let recBase = 0; // output position where the record starts
+  let recBody = 0; // output position after its leading keys
   let recSpan = 0; // start of the current copy span in the chunk
   let recLine = 0;
   let recState = 0; // record's own level: 0 expect key or }, 1 in key, 2 colon, 3 value, 4 after value
@@ -214,9 +239,11 @@ export async function scanJsonRecords(src: SourceFile, opts: ScanOptions): Promi
   let recExact: Map<string, string> = new Map();
   let exactOn = false; // capturing a scalar of an exact key
   let exactParts: Buffer[] = [];
+  let keyStart = -1; // chunk position of the record key being read (-1: it began in an earlier chunk)
   let exactSpan = 0;
   let exactIsString = false;
   let exactKeys = null as Set<string> | null;
+  let exactKeyList: readonly string[] = [];
   // Raw value capture (metadata).
   let cap: string | null = null; // concrete path being captured
   let capParts: Buffer[] = [];
@@ -236,50 +263,68 @@ export async function scanJsonRecords(src: SourceFile, opts: ScanOptions): Promi
   const startRecord = (spec: number, i: number, idx: number[]): void => {
     rec = spec;
     recDepth = 1;
-    recParts = [Buffer.from(`{"_line":${line},"_i":[${idx.join(',')}]`)];
+    const out = outs[spec]!;
+    recBase = out.pos;
+    out.text(`{"_line":${line},"_i":[${idx.join(',')}]`);
+    recBody = out.pos;
     recSpan = i + 1;
     recLine = line;
     recState = 0;
     recFirst = true;
-    recExact = new Map();
     const keys = opts.records[spec]!.exactKeys;
     exactKeys = keys && keys.length ? new Set(keys) : null;
+    exactKeyList = keys ?? [];
   };
 
-  const endRecord = async (chunk: Buffer, i: number): Promise<void> => {
-    recParts.push(chunk.subarray(recSpan, i));
-    const spec = opts.records[rec]!;
-    let extra = '';
-    if (recExact.size) {
-      for (const [k, text] of recExact) {
-        const v = spec.convert ? spec.convert(k, text) : text;
-        extra += `,${jsonString('_' + k)}:${v === null ? 'null' : jsonString(v)},${jsonString('_' + k + '_text')}:${jsonString(text)}`;
-      }
-    }
+  const endRecord = (chunk: Buffer, i: number): void => {
     const out = outs[rec]!;
+    out.copy(chunk, recSpan, i);
     if (line !== recLine) {
       // a pretty-printed record spans lines: its raw newlines are whitespace (strings cannot hold them), flatten it to one NDJSON line
-      const flat = Buffer.concat(recParts);
-      for (let k = 0; k < flat.length; k++) if (flat[k] === NL || flat[k] === CR) flat[k] = SPACE;
-      out.push(flat);
-    } else {
-      for (const p of recParts) out.push(p);
+      const b = out.buf;
+      for (let k = recBody; k < out.pos; k++) if (b[k] === NL || b[k] === CR) b[k] = SPACE;
     }
-    out.push(Buffer.from(extra + '}\n'));
+    if (recExact.size) {
+      const spec = opts.records[rec]!;
+      for (const [k, text] of recExact) {
+        const v = spec.convert ? spec.convert(k, text) : text;
+        out.utf8(`,"_${k}":${v === null ? 'null' : jsonString(v)},"_${k}_text":${jsonString(text)}`);
+      }
+      recExact.clear();
+    }
+    out.text('}\n');
     lineArrays[rec]!.push(recLine);
     counts[rec]!++;
-    recParts = [];
     rec = -1;
-    await out.maybeFlush();
   };
 
   const finishExact = (chunk: Buffer, i: number): void => {
-    exactParts.push(chunk.subarray(exactSpan, i));
-    let text = Buffer.concat(exactParts).toString('utf8');
+    let text: string;
+    if (exactParts.length === 0) text = chunk.toString('utf8', exactSpan, i);
+    else {
+      exactParts.push(chunk.subarray(exactSpan, i));
+      text = Buffer.concat(exactParts).toString('utf8');
+      exactParts = [];
+    }
     if (exactIsString) text = text.slice(1); // drop the opening quote; the closing one is excluded by i
     recExact.set(recKey, text.trim());
     exactOn = false;
-    exactParts = [];
+  };
+
+  /** The record key that just ended at byte i when it is one of the exact keys, else '' (compared in place: no string built). */
+  const exactKeyAt = (chunk: Buffer, i: number): string => {
+    if (keyStart < 0) {
+      const key = Buffer.from(keyBytes).toString('latin1');
+      return exactKeys!.has(key) ? key : '';
+    }
+    const len = i - keyStart;
+    for (const k of exactKeyList) {
+      if (k.length !== len) continue;
+      let j = 0;
+      while (j < len && chunk[keyStart + j] === k.charCodeAt(j)) j++;
+      if (j === len) return k;
+    }
+    return '';
   };
 
   const startCapture = (path: string, i: number, scalar: boolean): void => {
@@ -356,21 +401,22 @@ export async function scanJsonRecords(src: SourceFile, opts: ScanOptions): Promi
             else if (c === QUOTE) {
               inString = false;
               if (recDepth === 1 && recState === 1) {
-                recKey = Buffer.from(keyBytes).toString('latin1');
+                recKey = exactKeys ? exactKeyAt(chunk, i) : '';
                 recState = 2;
               } else if (recDepth === 1 && recState === 3) {
                 if (exactOn) finishExact(chunk, i);
                 recState = 4;
               }
-            } else if (recDepth === 1 && recState === 1) keyBytes.push(c);
+            } else if (recDepth === 1 && recState === 1 && keyStart < 0 && exactKeys) keyBytes.push(c);
             continue;
           }
           if (recDepth === 1) {
             if (exactOn && !exactIsString && (c === COMMA || c === RBRACE || isWs(c))) finishExact(chunk, i);
             if (recFirst && !isWs(c) && c !== RBRACE) {
               // the record's first member: separate it from the leading keys (only whitespace came before it: drop it)
-              recParts.length = 1;
-              recParts.push(Buffer.from(','));
+              const out = outs[rec]!;
+              out.pos = recBody;
+              out.text(',');
               recSpan = i;
               recFirst = false;
             }
@@ -379,10 +425,11 @@ export async function scanJsonRecords(src: SourceFile, opts: ScanOptions): Promi
                 if (c === QUOTE) {
                   inString = true;
                   keyBytes = [];
+                  keyStart = i + 1;
                   recState = 1;
                 } else if (c === RBRACE) {
                   recDepth = 0;
-                  await endRecord(chunk, i);
+                  endRecord(chunk, i);
                 } else if (!isWs(c) && c !== COMMA) fail(traceMessages.badJson(`unexpected ${JSON.stringify(String.fromCharCode(c))} where a key was expected`), line);
                 continue;
               case 2:
@@ -396,14 +443,14 @@ export async function scanJsonRecords(src: SourceFile, opts: ScanOptions): Promi
                   recState = 4;
                 } else if (c === QUOTE) {
                   inString = true;
-                  if (exactKeys?.has(recKey)) {
+                  if (recKey) {
                     exactOn = true;
                     exactIsString = true;
                     exactParts = [];
                     exactSpan = i;
                   }
                 } else {
-                  if (exactKeys?.has(recKey)) {
+                  if (recKey) {
                     exactOn = true;
                     exactIsString = false;
                     exactParts = [];
@@ -416,7 +463,7 @@ export async function scanJsonRecords(src: SourceFile, opts: ScanOptions): Promi
                 if (c === COMMA) recState = 0;
                 else if (c === RBRACE) {
                   recDepth = 0;
-                  await endRecord(chunk, i);
+                  endRecord(chunk, i);
                 }
                 continue;
               default:
@@ -539,10 +586,28 @@ export async function scanJsonRecords(src: SourceFile, opts: ScanOptions): Promi
         f.state = 4;
         beginValue(c, i, f.node ? f.node.children.get('[]') ?? null : null);
       }
-      // carry partial spans across the chunk boundary
+
+    // carry partial spans across the chunk boundary
       if (rec >= 0) {
-        recParts.push(chunk.subarray(recSpan));
-        if (exactOn) exactParts.push(chunk.subarray(exactSpan));
+        outs[rec]!.copy(chunk, recSpan, chunk.length);
+        if (exactOn) exactParts.push(Buffer.from(chunk.subarray(exactSpan)));
+        if (recState === 1 && keyStart >= 0) {
+          // a key cut by the chunk boundary: keep its bytes so far
+          keyBytes = [...chunk.subarray(keyStart)];
+          keyStart = -1;
+        }
+      }
+      // write out finished records (keep the one being assembled)
+      for (let k = 0; k < outs.length; k++) {
+        const o = outs[k]!;
+        const keep = rec === k ? recBase : o.pos;
+        if (keep >= 4 << 20) {
+          await o.flush(keep);
+          if (rec === k) {
+            recBody -= keep;
+            recBase = 0;
+          }
+        }
       }
       if (cap !== null) {
         capParts.push(chunk.subarray(capSpan));
@@ -571,6 +636,7 @@ export async function scanJsonRecords(src: SourceFile, opts: ScanOptions): Promi
   // ---- end of input ----
   if (rec >= 0) {
     issues.push({ line: recLine, severity: 'warning', code: 'truncated-record', message: traceMessages.truncatedRecord() });
+    outs[rec]!.pos = recBase;
     rec = -1;
   }
   if (!sawAnything) {
