@@ -21,3 +21,7 @@ export * from './rocpd';
 export * from './chrome-trace';
 export * from './heteromosaic-jsonl';
 export * from './hrx-device-profile';
+export * from './conditions';
+export * from './conditions-env';
+export * from './conditions-kmsg';
+export * from './conditions-sysfs';

@@ -11,3 +11,4 @@ export * from './shape';
 export * from './values';
 export * from './json';
 export * from './atomic';
+export * from './conditions';
