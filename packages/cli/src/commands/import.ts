@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import type { CommandModule } from 'yargs';
-import { importInput, importWallRefs, provenanceOf, storeProvenance, type LibraryResolution } from '@tickwise/capture';
+import { importInput, importWallRefs, provenanceOf, startConditionSampling, storeConditions, storeProvenance, type LibraryResolution } from '@tickwise/capture';
 import { withAtomicStore } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import { importOptions, withClockOptions, withJson, type InputArgs } from '../options';
@@ -15,6 +15,7 @@ interface Args extends InputArgs {
   'provenance-of'?: string;
   env?: string[];
   marker?: string[];
+  'conditions-from-host'?: boolean;
 }
 
 /** A repeatable string option's value(s) as a list. */
@@ -39,7 +40,8 @@ export const importCommand: CommandModule<object, Args> = {
         .option('provenance-of', { type: 'string', requiresArg: true, describe: 'the program that made the captures: store the libraries it loads (path, mtime, build-id, sha256, markers) with each' })
         // repeated flags, not `array: true`: an array option would swallow the inputs after it
         .option('env', { type: 'string', requiresArg: true, coerce: toList, describe: 'with --provenance-of: the loader environment the program ran with, K=V (LD_LIBRARY_PATH, LD_PRELOAD)' })
-        .option('marker', { type: 'string', requiresArg: true, coerce: toList, describe: 'with --provenance-of: count this string in every library (a kernel-generation tag)' }),
+        .option('marker', { type: 'string', requiresArg: true, coerce: toList, describe: 'with --provenance-of: count this string in every library (a kernel-generation tag)' })
+        .option('conditions-from-host', { type: 'boolean', describe: 'attach this host\'s conditions (load, temperatures, clocks, driver versions, kernel-log errors, allowlisted env) sampled during the import to each capture' }),
     )) as never,
   handler: async (args) => {
     if (!/\.(duckdb|db)$/i.test(args.db)) throw new TickwiseError('usage', `--db ${args.db}: a store file ends in .duckdb`);
@@ -47,6 +49,9 @@ export const importCommand: CommandModule<object, Args> = {
     // resolve before touching the store: a bad program leaves it as it was
     const provenance: LibraryResolution | null = args['provenance-of']
       ? await provenanceOf(args['provenance-of'], { env: loaderEnv(args.env), markers: args.marker ?? [] })
+      : null;
+    const conditions = args['conditions-from-host']
+      ? startConditionSampling({ env: { ...process.env, ...(args.env ? loaderEnv(args.env) : {}) }, argvAbsentWhy: 'the capture was imported; the command that made it is not known (tickwise capture records it)' })
       : null;
     const results = await withAtomicStore(args.db, async (store) => {
       const done = [];
@@ -63,6 +68,10 @@ export const importCommand: CommandModule<object, Args> = {
         } finally {
           bar.stop();
         }
+      }
+      if (conditions) {
+        const rows = await conditions.stop();
+        for (const r of done) await storeConditions(store, r.capture_id, rows);
       }
       return done;
     });
