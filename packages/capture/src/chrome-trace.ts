@@ -314,5 +314,5 @@ export function sniffChromeTrace(head: string): boolean {
     return !/"rocprofiler-sdk-tool"/.test(head.slice(0, 200));
   }
   if (/"traceEvents"\s*:\s*\[/.test(head)) return true;
-  return /^\s*\[\s*\{[^\n]{0,4000}?"ph"\s*:\s*"/.test(head);
+  return /^\s*\[\s*\{[\s\S]{0,4000}?"ph"\s*:\s*"/.test(head);
 }

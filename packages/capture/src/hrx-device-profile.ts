@@ -186,5 +186,7 @@ function profileKey(prefix: string): string {
 
 /** True when the first bytes look like an hrx DeviceProfile. */
 export function sniffHrxDeviceProfile(head: string): boolean {
-  return /^\s*[[{]/.test(head) && /"frequency_hz"\s*:/.test(head) && /"(intervals|start_tick)"\s*:/.test(head);
+  if (!/^\s*[[{]/.test(head)) return false;
+  const intervals = /"intervals"\s*:/.test(head);
+  return (intervals || /"start_tick"\s*:/.test(head)) && (/"frequency_hz"\s*:/.test(head) || (intervals && /"start_tick"\s*:/.test(head) && /"end_tick"\s*:/.test(head)));
 }
