@@ -4,16 +4,16 @@
  * import @tickwise/capture itself.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 /** The repository root. */
 export const ROOT = resolve(import.meta.dirname, '../../..');
-/** The sample iGPU capture. */
-export const SAMPLE_GPU = join(ROOT, 'captures/sample/igpu-prefill.ireeperf.jsonl');
-/** The sample NPU capture. */
-export const SAMPLE_NPU = join(ROOT, 'captures/sample/npu-tiles.ireeperf.jsonl');
+/** The sample iGPU capture (relative to ROOT: stores record the path as given, and goldens must not hold this machine's paths). */
+export const SAMPLE_GPU = 'captures/sample/igpu-prefill.ireeperf.jsonl';
+/** The sample NPU capture (relative to ROOT). */
+export const SAMPLE_NPU = 'captures/sample/npu-tiles.ireeperf.jsonl';
 
 /** Runs the CLI from source; returns stdout. */
 export function tickwise(args: readonly string[], opts: { cwd?: string } = {}): string {
@@ -30,5 +30,24 @@ export function sampleStore(opts: { npu?: boolean } = {}): string {
   const db = join(tmp(), 'sample.duckdb');
   tickwise(['import', SAMPLE_GPU, '--db', db, '--label', 'igpu-prefill']);
   if (opts.npu !== false) tickwise(['import', SAMPLE_NPU, '--db', db, '--label', 'npu-tiles', '--device-kind', 'npu']);
+  return db;
+}
+
+/** The kernel name the escaping tests put into a capture. */
+export const XSS_KERNEL = '<script>alert(1)</script>';
+
+/**
+ * A store whose iGPU capture is the sample with one kernel renamed to
+ * {@link XSS_KERNEL} (every occurrence, so the import sees it as the name),
+ * plus the NPU sample.
+ */
+export function xssStore(): string {
+  const dir = tmp();
+  const text = readFileSync(join(ROOT, SAMPLE_GPU), 'utf8').replaceAll('prefill_dispatch_3_rope_512x32x128_f16', XSS_KERNEL);
+  const capture = join(dir, 'xss.ireeperf.jsonl');
+  writeFileSync(capture, text);
+  const db = join(dir, 'xss.duckdb');
+  tickwise(['import', capture, '--db', db, '--label', 'xss']);
+  tickwise(['import', SAMPLE_NPU, '--db', db, '--label', 'npu-tiles', '--device-kind', 'npu']);
   return db;
 }

@@ -3,6 +3,7 @@ import { ceilingCommand } from './ceiling';
 import { checkCommand } from './check';
 import { exportCommand } from './export';
 import { notebookCommand } from './notebook';
+import { reportCommand } from './report';
 import { importCommand } from './import';
 import { infoCommand } from './info';
 import { sqlCommand } from './sql';
@@ -25,6 +26,7 @@ export const COMMANDS: CommandModule<object, never>[] = [
   pinCommand as CommandModule<object, never>,
   exportCommand as CommandModule<object, never>,
   notebookCommand as CommandModule<object, never>,
+  reportCommand as CommandModule<object, never>,
   segmentsCommand as CommandModule<object, never>,
   gapsCommand as CommandModule<object, never>,
   overlapCommand as CommandModule<object, never>,

@@ -1,0 +1,166 @@
+/**
+ * Collecting a report from a store: the analyzer's numbers, arranged for
+ * the page. The entry point of `tickwise report`.
+ *
+ * ```
+ * store ──provenanceLines, runChecks──────────────> provenance, findings (top of the page)
+ *       ──planSources, gaps, overlap, segments────> one ReportDevice per (capture, device)
+ *       ──timelineIntervalsSql (per device)───────> busy intervals, at most maxIntervals each
+ *       ──gapHistogramSql (per device)────────────> log2 buckets, idle by class
+ *       ──kernelStats (steady segments if any)────> kernel breakdown
+ *       ──rowGroupCost (per GEMM kernel)──────────> per-row-group cost table
+ *       ──resolveCeiling─> ceiling() ─────────────> speedup curve, optimum, required tile
+ *   = ReportData ──> reportHtml | reportMarkdown (pure)
+ * ```
+ */
+import {
+  DEFAULT_GAP_THRESHOLD_NS, gaps, gemmShapeFromName, kernelStats, overlap, planSources,
+  provenanceLines, rowGroupCost, runChecks, segments, selectionSql, type Finding,
+} from '@tickwise/analyzer';
+import type { Store } from '@tickwise/store';
+import { TickwiseError } from '@tickwise/time';
+import { reportMessages as msg } from '../messages';
+import { GAP_HISTOGRAM_SHAPE, gapHistogramSql } from '../sql/gap-histogram';
+import { TIMELINE_INTERVAL_SHAPE, timelineIntervalsSql } from '../sql/timeline';
+import { globLiteral, resolveCeiling, type CeilingOptions } from './ceiling-inputs';
+import type { CostRow, HistogramBar, ReportCeiling, ReportData, ReportDevice, ReportKernel, ReportSegment, TimelineInterval } from './model';
+
+/** Options of {@link collectReport}. */
+export interface ReportOptions {
+  readonly title?: string | undefined;
+  /** The gap threshold marked on the histogram (default 200 us). */
+  readonly thresholdNs?: bigint | undefined;
+  /** Most timeline intervals per device (default 2000). */
+  readonly maxIntervals?: number | undefined;
+  /** Ceiling inputs; null leaves the ceiling out. */
+  readonly ceiling?: CeilingOptions | null | undefined;
+  /** Weight parameters and prompt tokens, for the FLOP reading of the cost table. */
+  readonly params?: number | undefined;
+  readonly tokens?: number | undefined;
+}
+
+/** Default most intervals per device on the timeline. */
+export const DEFAULT_MAX_INTERVALS = 2000;
+
+const KIND_NAME: Record<string, string> = { gpu: 'iGPU', npu: 'NPU', cpu: 'CPU' };
+
+function deviceLabel(kind: string, capture: string, captureId: number, device: number): string {
+  return `${KIND_NAME[kind] ?? kind} · ${capture} (capture ${captureId}, device ${device})`;
+}
+
+/** Collects everything a report shows; see the module comment. */
+export async function collectReport(store: Store, opts: ReportOptions = {}): Promise<ReportData> {
+  const threshold = opts.thresholdNs ?? DEFAULT_GAP_THRESHOLD_NS;
+  const maxIntervals = opts.maxIntervals ?? DEFAULT_MAX_INTERVALS;
+  const ids = (await store.query({ capture_id: 'number' }, `SELECT capture_id FROM captures ORDER BY capture_id`)).map((r) => r.capture_id);
+  const provenance = ids.length ? (await provenanceLines(store, ids)).split('\n') : [];
+  const findings: Finding[] = await runChecks(store);
+  const plan = await planSources(store);
+  if (plan.devices.length === 0) throw new TickwiseError('no-dispatches', msg.noDispatches());
+  const g = await gaps(store, { thresholdNs: threshold });
+  const ov = await overlap(store);
+  const segs = await segments(store);
+
+  const devices: ReportDevice[] = [];
+  for (const d of plan.devices) {
+    const scope = g.scopes.find((s) => s.capture_id === d.capture_id && s.device === d.device && s.queue === null)!;
+    const seg = segs.devices.find((s) => s.capture_id === d.capture_id && s.device === d.device);
+    const segList: ReportSegment[] = (seg?.segments ?? []).map((s) => ({ segment: s.segment, role: s.role, start_ns: s.start_ns, end_ns: s.end_ns, dispatches: s.dispatch_count }));
+    const o = ov.devices.find((x) => x.capture_id === d.capture_id && x.device === d.device);
+    devices.push({
+      capture_id: d.capture_id,
+      device: d.device,
+      kind: d.kind,
+      label: deviceLabel(d.kind, d.label.split('/').pop()!, d.capture_id, d.device),
+      clock_domain: d.clock_domain,
+      time_source: d.time_source,
+      dispatches: scope.dispatches,
+      span_ns: scope.span_ns,
+      busy_ns: scope.busy_ns,
+      idle_ns: scope.idle_ns,
+      idle_fraction: scope.idle_fraction,
+      sum_dur_ns: scope.sum_dur_ns,
+      gap_count: scope.gap_count,
+      max_gap_ns: scope.max_gap_ns,
+      gaps_over_threshold: scope.gaps_over_threshold.count,
+      idle_over_threshold_ns: scope.gaps_over_threshold.idle_ns,
+      between_submissions: { count: scope.between_submissions.count, idle_ns: scope.between_submissions.idle_ns },
+      within_submission: { count: scope.within_submission.count, idle_ns: scope.within_submission.idle_ns },
+      cross_submission_inflight_ns: o?.cross_submission_inflight_ns ?? null,
+      segments: segList,
+      steady_choice: segList.length >= 2 ? 'steady' : 'all',
+    });
+  }
+  const labelOf = (capture_id: number, device: number) => devices.find((d) => d.capture_id === capture_id && d.device === device)!.label;
+
+  // timeline: busy intervals per device, aggregated
+  const intervals: TimelineInterval[] = [];
+  const aggregation: ReportData['timeline']['aggregation'][number][] = [];
+  for (const d of devices) {
+    const sel = selectionSql(plan.spec, { capture_id: d.capture_id, device: d.device, queue: null });
+    const rows = await store.query(TIMELINE_INTERVAL_SHAPE, timelineIntervalsSql(sel, maxIntervals));
+    for (const r of rows) intervals.push({ label: d.label, start_ns: r.start_ns, end_ns: r.end_ns, busy_ns: r.busy_ns, dispatches: r.dispatches, blocks: r.blocks });
+    aggregation.push({ label: d.label, raw_blocks: rows[0]?.raw_blocks ?? 0, intervals: rows.length, merged_gap_max_ns: rows[0]?.merged_gap_max_ns ?? null });
+  }
+  const origin = intervals.reduce((m, r) => (r.start_ns < m ? r.start_ns : m), intervals[0]?.start_ns ?? 0n);
+
+  // gap histogram, idle split by class
+  const histogram: HistogramBar[] = [];
+  for (const d of devices) {
+    const sql = gapHistogramSql(selectionSql(plan.spec, { capture_id: d.capture_id, device: d.device, queue: null }));
+    for (const h of await store.query(GAP_HISTOGRAM_SHAPE, sql)) {
+      histogram.push({ label: d.label, bucket: h.bucket, lo_ns: h.lo_ns, hi_ns: h.hi_ns, class: h.between ? 'between submissions' : 'inside a submission', count: h.count, idle_ns: h.idle_ns });
+    }
+  }
+
+  // kernels and per-row-group costs, over steady segments where a device has them
+  const kernels: ReportKernel[] = [];
+  const costs: CostRow[] = [];
+  for (const d of devices) {
+    const k = await kernelStats(store, { captureId: d.capture_id, device: d.device, segment: d.steady_choice });
+    for (const s of k.kernels) kernels.push({ ...s, label: d.label });
+    for (const s of k.kernels) {
+      const shape = gemmShapeFromName(s.kernel);
+      if (!shape || shape.m <= 1 || !/(matmul|gemm|mmt)/i.test(s.kernel)) continue;
+      const U = d.kind === 'gpu' && opts.ceiling?.gpuRowsPerDispatch !== undefined ? opts.ceiling.gpuRowsPerDispatch : shape.m;
+      const c = await rowGroupCost(store, {
+        kernel: globLiteral(s.kernel), rowsPerDispatch: U, groupRows: opts.ceiling?.groupRows ?? 256, segment: d.steady_choice,
+        captureId: d.capture_id, device: d.device,
+        ...(opts.params !== undefined && opts.tokens !== undefined ? { params: opts.params, tokens: opts.tokens } : {}),
+      });
+      costs.push({
+        label: d.label, kernel: s.kernel, rows_per_dispatch: U, group_rows: c.group_rows, segment: c.segment, dispatch_count: c.dispatch_count,
+        mean_dispatch_ns: c.mean_dispatch_ns, group_ms: c.group_ms, group_ms_p10: c.group_ms_p10, group_ms_p90: c.group_ms_p90,
+        group_ms_from_flops: c.flops?.group_ms_from_flops ?? null,
+      });
+    }
+  }
+
+  const ceilingData: ReportCeiling = opts.ceiling === null ? { kind: 'off' } : await resolveCeiling(store, opts.ceiling ?? {}, devices, kernels);
+
+  const notes: string[] = [
+    `Busy time is the union of dispatch intervals; idle = span - busy; a gap is a maximal idle interval. Gaps "between submissions" are those no submission spans (the device waited for the host); the rest lie inside a submission.`,
+    `Kernel and cost numbers use the steady segments (all but the first, cold pass) of devices with repetitions, and all dispatches of devices with one segment.`,
+    `Timeline: each device's dispatches are merged into busy blocks (the union); when a device has more than ${maxIntervals} blocks, the shortest gaps between blocks are closed until ${maxIntervals} remain, and each bar is shaded by the share of it that is busy.`,
+  ];
+  for (const a of aggregation) {
+    if (a.merged_gap_max_ns !== null) notes.push(`${a.label}: ${a.raw_blocks} busy blocks drawn as ${a.intervals} bars (gaps up to ${a.merged_gap_max_ns} ns closed).`);
+  }
+  return {
+    title: opts.title ?? `tickwise report: ${devices.map((d) => d.label.split(' (')[0]).join(', ')}`,
+    provenance,
+    findings,
+    threshold_ns: threshold,
+    devices,
+    device_pairs: ov.device_pairs.map((p) => ({
+      a: labelOf(p.a.capture_id, p.a.device), b: labelOf(p.b.capture_id, p.b.device), overlap_ns: p.overlap_ns,
+      fraction_of_a: p.overlap_fraction_of_a, fraction_of_b: p.overlap_fraction_of_b,
+    })),
+    timeline: { origin_ns: origin, max_intervals: maxIntervals, intervals, aggregation },
+    histogram,
+    kernels,
+    costs,
+    ceiling: ceilingData,
+    notes,
+  };
+}

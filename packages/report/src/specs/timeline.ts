@@ -1,0 +1,102 @@
+import type { ReportDevice, ReportTimeline } from '../report/model';
+import { FULL_WIDTH, KIND_COLORS, VEGA_LITE_SCHEMA, msSince, r6, type VegaLiteSpec } from './common';
+
+/**
+ * Per device, a busy/idle timeline: bars where the device is busy, white
+ * where it idles, all devices on one time axis (ms since the first
+ * dispatch). Two views: the detail on top and an overview below; dragging
+ * on the overview (a brush) zooms the detail. The brush opens on the first
+ * steady segment, so the page starts zoomed into one prefill; segments are
+ * drawn as labelled bands in both views. Bars are shaded by how much of
+ * them is busy (aggregated bars of big captures are not all busy).
+ */
+export function timelineSpec(t: ReportTimeline, devices: readonly ReportDevice[]): VegaLiteSpec {
+  const kindOf = new Map(devices.map((d) => [d.label, d.kind]));
+  const busy = t.intervals.map((i) => ({
+    device: i.label,
+    kind: kindOf.get(i.label) ?? 'unknown',
+    start_ms: msSince(i.start_ns, t.origin_ns),
+    end_ms: msSince(i.end_ns, t.origin_ns),
+    busy_ms: r6(Number(i.busy_ns) / 1e6),
+    busy_share: i.end_ns > i.start_ns ? r6(Number(i.busy_ns) / Number(i.end_ns - i.start_ns)) : 1,
+    dispatches: i.dispatches,
+    blocks: i.blocks,
+  }));
+  const segments = devices.flatMap((d) => (d.segments.length < 2 ? [] : d.segments.map((s) => ({
+    device: d.label,
+    name: `${s.segment}${s.role === 'first' ? ' (first)' : ''}`,
+    start_ms: msSince(s.start_ns, t.origin_ns),
+    end_ms: msSince(s.end_ns, t.origin_ns),
+    dispatches: s.dispatches,
+  }))));
+  const steady = devices.find((d) => d.segments.length >= 2)?.segments[1];
+  const brushValue = steady ? { x: [msSince(steady.start_ns, t.origin_ns), msSince(steady.end_ns, t.origin_ns)] } : undefined;
+  const rows = devices.map((d) => d.label);
+  const y = { field: 'device', type: 'nominal' as const, title: null, sort: rows, axis: { labelLimit: 320 } };
+  const tooltip = [
+    { field: 'device', type: 'nominal' as const },
+    { field: 'start_ms', type: 'quantitative' as const, title: 'start (ms)', format: ',.3f' },
+    { field: 'end_ms', type: 'quantitative' as const, title: 'end (ms)', format: ',.3f' },
+    { field: 'busy_ms', type: 'quantitative' as const, title: 'busy (ms)', format: ',.3f' },
+    { field: 'busy_share', type: 'quantitative' as const, title: 'busy share', format: '.1%' },
+    { field: 'dispatches', type: 'quantitative' as const },
+    { field: 'blocks', type: 'quantitative' as const, title: 'busy blocks merged' },
+  ];
+  const color = { field: 'kind', type: 'nominal' as const, scale: { ...KIND_COLORS, domain: [...KIND_COLORS.domain], range: [...KIND_COLORS.range] }, title: 'device kind' };
+  const opacity = { field: 'busy_share', type: 'quantitative' as const, scale: { domain: [0, 1], range: [0.25, 1] }, legend: null };
+  const detailX = { field: 'start_ms', type: 'quantitative' as const, title: 'ms since the first dispatch', scale: { domain: { param: 'brush' } } };
+  return {
+    $schema: VEGA_LITE_SCHEMA,
+    description: 'Busy/idle timeline per device; drag on the overview to zoom the detail',
+    datasets: { busy, segments },
+    vconcat: [
+      {
+        title: { text: 'Busy / idle per device', subtitle: 'bars: busy; gaps: idle. Drag on the overview below to zoom; double-click it to reset.' },
+        width: FULL_WIDTH,
+        height: Math.max(60, 34 * rows.length),
+        layer: [
+          ...(segments.length ? [{
+            data: { name: 'segments' },
+            mark: { type: 'rect' as const, color: '#eeeeee', clip: true },
+            encoding: { x: detailX, x2: { field: 'end_ms' }, y, tooltip: [{ field: 'name', title: 'segment' }, { field: 'dispatches', type: 'quantitative' as const }] },
+          }] : []),
+          {
+            data: { name: 'busy' },
+            mark: { type: 'rect' as const, clip: true, tooltip: true },
+            encoding: { x: detailX, x2: { field: 'end_ms' }, y, color, opacity, tooltip },
+          },
+        ],
+      },
+      {
+        width: FULL_WIDTH,
+        height: Math.max(30, 14 * rows.length),
+        layer: [
+          ...(segments.length ? [
+            {
+              data: { name: 'segments' },
+              mark: { type: 'rect' as const, color: '#eeeeee' },
+              encoding: { x: { field: 'start_ms', type: 'quantitative' as const, title: 'overview: drag to zoom' }, x2: { field: 'end_ms' }, y: { ...y, axis: null } },
+            },
+            {
+              data: { name: 'segments' },
+              mark: { type: 'text' as const, align: 'left' as const, baseline: 'top' as const, dx: 2, dy: -12, fontSize: 9, color: '#666' },
+              encoding: { x: { field: 'start_ms', type: 'quantitative' as const }, text: { field: 'name' } },
+            },
+          ] : []),
+          {
+            data: { name: 'busy' },
+            params: [{ name: 'brush', select: { type: 'interval' as const, encodings: ['x' as const] }, ...(brushValue ? { value: brushValue } : {}) }],
+            mark: { type: 'rect' as const },
+            encoding: {
+              x: { field: 'start_ms', type: 'quantitative' as const, title: 'overview: drag to zoom' },
+              x2: { field: 'end_ms' },
+              y: { ...y, axis: null },
+              color: { ...color, legend: null },
+            },
+          },
+        ],
+      },
+    ],
+    resolve: { scale: { color: 'shared' } },
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * A device's gap histogram on log2 buckets with the idle of each bucket
+ * split by class, as SQL over a selection (pure). Same definitions as the
+ * analyzer's gaps: a gap is a maximal idle interval of the union of the
+ * dispatches; it lies between submissions when the union of submission spans
+ * (first dispatch start to last dispatch end; a dispatch without a
+ * submission id is its own submission) has a gap ending at the same instant.
+ *
+ * ```
+ * selection --running max end--> gaps (end instant, length)
+ *           --GROUP BY submission--> spans --running max end--> gaps between submissions (end instants)
+ * gaps LEFT JOIN between-gaps ON end instant --> class; bucket k: 2^k <= gap_ns < 2^(k+1)
+ * ```
+ */
+
+/** Columns of {@link gapHistogramSql}'s rows. */
+export const GAP_HISTOGRAM_SHAPE = {
+  bucket: 'number',
+  lo_ns: 'bigint',
+  hi_ns: 'bigint',
+  between: 'boolean',
+  count: 'number',
+  idle_ns: 'bigint',
+} as const;
+
+const EARLIER = 'ORDER BY start_ns, end_ns ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING';
+
+/** SQL of the histogram rows of one device (selection: rows with submission_id, start_ns, end_ns). */
+export function gapHistogramSql(selection: string): string {
+  const bucket = `(floor(log2(gap_ns))::INTEGER - CASE WHEN (1::BIGINT << floor(log2(gap_ns))::INTEGER) > gap_ns THEN 1 ELSE 0 END)`;
+  return `WITH sel AS (
+    SELECT submission_id, start_ns, end_ns, row_number() OVER () AS rn FROM (${selection})
+  ),
+  g AS (
+    SELECT start_ns AS at_ns, start_ns - max(end_ns) OVER (${EARLIER}) AS gap_ns FROM sel
+  ),
+  subs AS (
+    SELECT min(start_ns) AS start_ns, max(end_ns) AS end_ns FROM sel
+    GROUP BY coalesce(submission_id::HUGEINT, -1 - rn)
+  ),
+  bg AS (
+    SELECT start_ns AS at_ns FROM (SELECT start_ns, start_ns - max(end_ns) OVER (${EARLIER}) AS gap_ns FROM subs) WHERE gap_ns > 0
+  ),
+  c AS (
+    SELECT g.gap_ns, ${bucket} AS bucket, bg.at_ns IS NOT NULL AS between
+    FROM g LEFT JOIN (SELECT DISTINCT at_ns FROM bg) bg ON bg.at_ns = g.at_ns
+    WHERE g.gap_ns > 0
+  )
+  SELECT bucket, (1::BIGINT << bucket) AS lo_ns, (1::BIGINT << (bucket + 1)) AS hi_ns, between,
+    count(*)::BIGINT AS count, sum(gap_ns)::BIGINT AS idle_ns
+  FROM c GROUP BY bucket, between ORDER BY bucket, between DESC`;
+}
