@@ -147,7 +147,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
         await insertAssumption(store, captureId, null, 'trace_time_unit', opts.traceTimeUnit, traceMessages.traceTimeUnitGiven(opts.traceTimeUnit));
       }
       if (displayUnit !== undefined) {
-        await insertCondition(store, captureId, 'display_time_unit', displayUnit, null, 'Trace Event Format displayTimeUnit (display only)');
+        await insertCondition(store, captureId, 'trace.display_time_unit', displayUnit, null, 'Trace Event Format displayTimeUnit (display only)');
         if (displayUnit !== 'ms' && !opts.traceTimeUnit) diags.push({ severity: 'info', code: 'display-time-unit', message: traceMessages.displayTimeUnit(displayUnit) });
       }
       const ns = (x: string) => `TRY_CAST(TRY_CAST(${x} AS HUGEINT) + ${shift.toString()}::HUGEINT AS BIGINT)`;
@@ -241,10 +241,8 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
       }
       await eventDiagnostics(store, diags);
 
-      for (const k of ['traceName', 'schemaVersion'] as const) {
-        const v = unquote(meta(k));
-        if (v !== undefined) await insertCondition(store, captureId, k, v);
-      }
+      const traceSchema = unquote(meta('schemaVersion'));
+      if (traceSchema !== undefined) await insertCondition(store, captureId, 'trace.schema_version', traceSchema);
       const schemaVersion = Number(unquote(meta('schemaVersion')));
       await insertCapture(store, {
         capture_id: captureId, path: src.displayPath, format: 'chrome-trace', schema_version: Number.isFinite(schemaVersion) ? schemaVersion : null,

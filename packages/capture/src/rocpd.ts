@@ -231,7 +231,7 @@ export async function importRocpd(store: Store, src: SourceFile, opts: ImportOpt
     }
     if (node) {
       const hosts = db.prepare(`SELECT DISTINCT hostname FROM ${node} WHERE hostname IS NOT NULL`).all() as SqlRow[];
-      if (hosts.length === 1) conditions.push(['hostname', asText(hosts[0]!['hostname'])]);
+      if (hosts.length === 1) conditions.push(['host.hostname', asText(hosts[0]!['hostname'])]);
     }
     // `line` of a rocpd row is its row id in its table (there are no file lines).
     opts.onProgress?.('loading tables');

@@ -319,8 +319,8 @@ export async function importRocprofJson(store: Store, src: SourceFile, opts: Imp
         if (!path.endsWith('/metadata')) continue;
         try {
           const md = JSON.parse(text) as { pid?: unknown; command?: unknown };
-          if (md.pid !== undefined) conditions.push(['pid', String(md.pid)]);
-          if (Array.isArray(md.command)) conditions.push(['command', md.command.join(' ')]);
+          if (md.pid !== undefined) conditions.push(['command.pid', String(md.pid)]);
+          if (Array.isArray(md.command)) conditions.push(['command.line', md.command.join(' ')]);
         } catch {
           // metadata is informational only
         }

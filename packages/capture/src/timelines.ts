@@ -31,7 +31,7 @@ export interface CaptureTimeline {
   readonly format: string;
   readonly label: string;
   readonly timeline: string;
-  /** The host it was captured on, when the source says (conditions key `hostname`). */
+  /** The host it was captured on, when the source says (conditions key `host.hostname`). */
   readonly hostname: string | null;
 }
 
@@ -53,7 +53,7 @@ export async function timelinesOf(store: Store, captureIds?: readonly number[]):
   const rows = await store.query(
     TIMELINE_SHAPE,
     `SELECT c.capture_id::INTEGER AS capture_id, c.format, c.label, c.path, c.timeline,
-       (SELECT max(value) FROM conditions k WHERE k.capture_id = c.capture_id AND k.key = 'hostname') AS hostname
+       (SELECT max(value) FROM conditions k WHERE k.capture_id = c.capture_id AND k.key IN ('host.hostname', 'hostname')) AS hostname
      FROM captures c ORDER BY c.capture_id`,
   );
   const all = rows.map((r) => ({ capture_id: r.capture_id, format: r.format, label: r.label ?? r.path, timeline: r.timeline, hostname: r.hostname ?? null }));

@@ -88,7 +88,7 @@ describe('Chrome trace JSON: units and precision', () => {
     const plain = await load(fixture('chrome-trace', 'npu_same_run.json'));
     expect(await plain.store.rows(`SELECT code FROM diagnostics WHERE code = 'display-time-unit'`)).toHaveLength(1);
     expect(await plain.store.scalar(`SELECT min(dur_ns) FROM dispatches`)).toBe(1_800_000n);
-    expect(await plain.store.rows(`SELECT key, value FROM conditions`)).toEqual([{ key: 'display_time_unit', value: 'ns' }]);
+    expect(await plain.store.rows(`SELECT key, value FROM conditions`)).toEqual([{ key: 'trace.display_time_unit', value: 'ns' }]);
     const ns = await load(fixture('chrome-trace', 'npu_same_run.json'), { traceTimeUnit: 'ns' });
     expect(await ns.store.scalar(`SELECT min(dur_ns) FROM dispatches`)).toBe(1_800n);
     expect(await ns.store.rows(`SELECT what, value FROM assumptions`)).toEqual([{ what: 'trace_time_unit', value: 'ns' }]);

@@ -30,7 +30,7 @@ describe('rocpd SQLite databases', () => {
     await expectGolden(store, fixture('rocpd', 'schema3-inline.kernels.csv'), KERNEL_TOTALS_SQL, [result.capture_id]);
     expect(await store.rows(`SELECT device, kind, name, time_base FROM devices`)).toEqual([{ device: 1, kind: 'gpu', name: 'AMD Radeon 8060S', time_base: 'host_boottime' }]);
     expect(await store.rows(`SELECT schema_version, timeline FROM captures`)).toEqual([{ schema_version: 3, timeline: 'boottime' }]);
-    expect(await store.rows(`SELECT key, value FROM conditions`)).toEqual([{ key: 'hostname', value: 'strix-halo-01' }]);
+    expect(await store.rows(`SELECT key, value FROM conditions`)).toEqual([{ key: 'host.hostname', value: 'strix-halo-01' }]);
   });
 
   it('schema 3: a dispatch that ends before it starts is kept invalid, with the row id as its line', async () => {

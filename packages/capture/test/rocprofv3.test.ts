@@ -89,8 +89,8 @@ describe('rocprofv3 JSON output (results.json)', () => {
     await expectGolden(store, fixture('rocprofv3', 'results.kernels.csv'), KERNEL_TOTALS_SQL, [result.capture_id]);
     expect(await store.rows(`SELECT device, kind, name FROM devices`)).toEqual([{ device: 1, kind: 'gpu', name: 'AMD Radeon 8060S' }]);
     expect(await store.rows(`SELECT key, value FROM conditions ORDER BY key`)).toEqual([
-      { key: 'command', value: './llama-bench -m model.gguf -p 512 -n 0' },
-      { key: 'pid', value: '4242' },
+      { key: 'command.line', value: './llama-bench -m model.gguf -p 512 -n 0' },
+      { key: 'command.pid', value: '4242' },
     ]);
   });
 

@@ -68,7 +68,7 @@ describe('several sources in one store: one timeline when the clocks are related
 
   it('same clock, different hosts: refused', async () => {
     const store = await storeWith([GPU, NPU], { boottimeOffsetNs: OFFSET, traceClock: 'monotonic' });
-    await store.run(`INSERT INTO conditions VALUES (1, 'hostname', 'strix-halo-01', NULL, NULL), (2, 'hostname', 'strix-halo-02', NULL, NULL)`);
+    await store.run(`INSERT INTO conditions VALUES (1, 'host.hostname', 'strix-halo-01', NULL, NULL), (2, 'host.hostname', 'strix-halo-02', NULL, NULL)`);
     expect((await compatibleTimelines(store)).reason).toBe('captures come from different hosts (capture 1 strix-halo-01, capture 2 strix-halo-02); their clocks cannot be compared');
   });
 
