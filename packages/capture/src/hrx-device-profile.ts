@@ -82,10 +82,10 @@ export async function importHrxDeviceProfile(store: Store, src: SourceFile, opts
       await store.run('DROP TABLE IF EXISTS tw_hrx');
       try {
         await store.run(records === 0
-          ? `CREATE TEMP TABLE tw_hrx (_line BIGINT, _i UBIGINT[], start_tick UBIGINT, end_tick UBIGINT, name VARCHAR, kernel VARCHAR, label VARCHAR, queue VARCHAR, id UBIGINT)`
+          ? `CREATE TEMP TABLE tw_hrx (_line BIGINT, _i UBIGINT[], start_tick UBIGINT, end_tick UBIGINT, name VARCHAR, kernel VARCHAR, label VARCHAR, queue VARCHAR, id VARCHAR)`
           : `CREATE TEMP TABLE tw_hrx AS SELECT * FROM read_json(${sqlString(out)}, format = 'newline_delimited',
             columns = {_line: 'BIGINT', _i: 'UBIGINT[]', start_tick: 'UBIGINT', end_tick: 'UBIGINT', name: 'VARCHAR', kernel: 'VARCHAR', label: 'VARCHAR',
-              queue: 'VARCHAR', id: 'UBIGINT'})`);
+              queue: 'VARCHAR', id: 'VARCHAR'})`);
       } catch (e) {
         if (!(e instanceof QueryError)) throw e;
         throw new TickwiseError('bad-record', traceMessages.badRecord(cleanDuckdbMessage(e.message)), {
@@ -153,7 +153,7 @@ export async function importHrxDeviceProfile(store: Store, src: SourceFile, opts
       };
       opts.onProgress?.('loading tables');
       await store.run(`INSERT INTO dispatches
-        SELECT ${captureId}, f.device, TRY_CAST(h.queue AS INTEGER), NULL, NULL, NULL, h.id, NULL, NULL, coalesce(h.name, h.kernel, h.label, 'interval'),
+        SELECT ${captureId}, f.device, TRY_CAST(h.queue AS INTEGER), NULL, NULL, NULL, TRY_CAST(h.id AS UBIGINT), NULL, NULL, coalesce(h.name, h.kernel, h.label, 'interval'),
           ${tickNs('h.start_tick')} AS s_ns, ${tickNs('h.end_tick')} AS e_ns, e_ns - s_ns, h.start_tick, h.end_tick, NULL, f.time_source,
           h.end_tick > h.start_tick, NULL, NULL, NULL, NULL, h._line
         FROM tw_hrx h JOIN tw_hrx_fit f ON f.profile = h.profile ORDER BY h._line`);
