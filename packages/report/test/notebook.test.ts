@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_GAP_THRESHOLD_NS, gaps, rowGroupCost } from '@tickwise/analyzer';
@@ -137,6 +137,16 @@ describe('running notebooks against a store', () => {
     expect(body).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
     expect(body).toContain('\\u003cscript\\u003ealert(2)');
     expect(html).toContain('<title>&lt;img src=x onerror=alert(1)&gt;</title>');
+  });
+
+  it('every notebook in notebooks/ runs on the sample store (CI runs them all)', async () => {
+    const names = readdirSync(NOTEBOOKS).filter((f) => f.endsWith('.md'));
+    expect(names.length).toBeGreaterThanOrEqual(2);
+    for (const name of names) {
+      const run = await runShipped(name);
+      expect(run.cells.some((c) => c.kind === 'vega-lite'), name).toBe(true);
+      expect(renderNotebookHtml(run)).toContain('<title>');
+    }
   });
 
   it('the CLI runs a shipped notebook, and says file:line for a bad one (exit 2)', () => {
