@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises';
 import type { CommandModule } from 'yargs';
 import { importInput, importWallRefs, provenanceOf, startConditionSampling, storeConditions, storeProvenance, type LibraryResolution } from '@tickwise/capture';
 import { withAtomicStore } from '@tickwise/store';
+import { installViews } from '@tickwise/analyzer';
 import { TickwiseError } from '@tickwise/time';
 import { importOptions, withClockOptions, withJson, type InputArgs } from '../options';
 import { formatJson, log, out } from '../output';
@@ -73,6 +74,8 @@ export const importCommand: CommandModule<object, Args> = {
         const rows = await conditions.stop();
         for (const r of done) await storeConditions(store, r.capture_id, rows);
       }
+      // the analyses as views in the file, for `tickwise sql` and any DuckDB client
+      await installViews(store, { temporary: false });
       return done;
     });
     if (args.json) {

@@ -1,5 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { TickwiseError } from '@tickwise/time';
+import { installViews } from '@tickwise/analyzer';
 import { withStore, type InputArgs } from '../options';
 import { formatCsv, formatJson, formatTable, out } from '../output';
 
@@ -31,6 +32,7 @@ export const sqlCommand: CommandModule<object, Args> = {
     const outputFormat = (argv as unknown as { format: string }).format;
     const inputArgs: InputArgs = { inputs, format: (argv as unknown as Record<string, string | undefined>)['input-format'], 'tick-hz': argv['tick-hz'] };
     await withStore(inputArgs, async (store) => {
+      await installViews(store);
       if (argv.out) {
         const ext = argv.out.split('.').pop()?.toLowerCase();
         const fmt = ext === 'parquet' ? 'PARQUET' : ext === 'csv' ? 'CSV, HEADER' : ext === 'json' ? 'JSON, ARRAY true' : null;
