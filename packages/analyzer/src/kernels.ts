@@ -5,8 +5,8 @@
 import type { Store } from '@tickwise/store';
 import { planAnalysis } from './plan';
 import type { SelectionOptions } from './selection';
-import { KERNEL_ROW_SHAPE } from './shapes';
-import { kernelStatsSql } from './sql/kernels';
+import { BUSY_SHAPE, KERNEL_ROW_SHAPE } from './shapes';
+import { busyUnionSql, kernelStatsSql } from './sql/kernels';
 import { selectionSql } from './sql/selection';
 
 /** One kernel on one device. */
@@ -41,9 +41,17 @@ export async function kernelStats(store: Store, opts: SelectionOptions = {}): Pr
   const devices: KernelStatsResult['devices'][number][] = [];
   const kernels: KernelStat[] = [];
   for (const d of plan.devices) {
-    const rows = await store.query(KERNEL_ROW_SHAPE, kernelStatsSql(selectionSql(plan.spec, { capture_id: d.capture_id, device: d.device, queue: null })));
-    devices.push({ capture_id: d.capture_id, device: d.device, kind: d.kind, dispatches: rows.reduce((a, r) => a + r.count, 0), busy_ns: rows[0]?.busy_ns ?? 0n });
-    for (const { busy_ns: _busy, ...r } of rows) kernels.push({ capture_id: d.capture_id, device: d.device, ...r });
+    const sel = selectionSql(plan.spec, { capture_id: d.capture_id, device: d.device, queue: null });
+    const busy = (await store.query(BUSY_SHAPE, busyUnionSql(sel)))[0]!.busy_ns;
+    const rows = await store.query(KERNEL_ROW_SHAPE, kernelStatsSql(sel));
+    devices.push({ capture_id: d.capture_id, device: d.device, kind: d.kind, dispatches: rows.reduce((a, r) => a + r.count, 0), busy_ns: busy });
+    for (const r of rows) {
+      kernels.push({
+        capture_id: d.capture_id, device: d.device, kernel: r.kernel, count: r.count, total_ns: r.total_ns,
+        share_of_busy: busy > 0n ? Number(r.total_ns) / Number(busy) : null,
+        mean_ns: r.mean_ns, median_ns: r.median_ns, p10_ns: r.p10_ns, p90_ns: r.p90_ns, min_ns: r.min_ns, max_ns: r.max_ns,
+      });
+    }
   }
   return {
     segment: plan.segment,

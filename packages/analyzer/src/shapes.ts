@@ -54,9 +54,12 @@ export const PAIR_UNION_SHAPE = { union_ns: 'bigint' } as const;
 
 /** `kernelStatsSql` rows. */
 export const KERNEL_ROW_SHAPE = {
-  kernel: 'string', count: 'number', total_ns: 'bigint', share_of_busy: 'number?', mean_ns: 'number', median_ns: 'number',
-  p10_ns: 'number', p90_ns: 'number', min_ns: 'bigint', max_ns: 'bigint', busy_ns: 'bigint',
+  kernel: 'string', count: 'number', total_ns: 'bigint', mean_ns: 'number', median_ns: 'number',
+  p10_ns: 'number', p90_ns: 'number', min_ns: 'bigint', max_ns: 'bigint',
 } as const;
+
+/** `busyUnionSql`'s one row. */
+export const BUSY_SHAPE = { busy_ns: 'bigint' } as const;
 
 /** `segmentRowsSql` table size. */
 export const COUNT_SHAPE = { n: 'number' } as const;

@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Store } from '@tickwise/store';
 import {
-  betweenBucketsSql, durationStatsBySegmentSql, durationStatsSql, gapBucketsSql, gapList, gapListSql, gaps, installViews, kernelGlobSql,
+  betweenBucketsSql, busyUnionSql, durationStatsBySegmentSql, durationStatsSql, gapBucketsSql, gapList, gapListSql, gaps, installViews, kernelGlobSql,
   kernelStats, kernelStatsSql, longestGapsSql, matchedKernelsSql, overlap, overlapDeviceSql, pairUnionSql, periodicSql, segmentRowsSql,
   segmentSpansSql, segmentSummarySql, selectionSpanSql, selectionSql, viewStatements, type SelectionSpec,
 } from '@tickwise/analyzer';
@@ -130,7 +130,7 @@ describe('SQL builders', () => {
       const statements = [
         sel, gapBucketsSql(sel, 200_000n), betweenBucketsSql(sel, 1n), segmentSpansSql(sel), gapListSql(sel),
         overlapDeviceSql(sel), overlapDeviceSql(sel, [{ lo_ns: 0n, hi_ns: 5n }, { lo_ns: 1n, hi_ns: 9n }]), selectionSpanSql(sel),
-        pairUnionSql(sel, sel, { lo_ns: 0n, hi_ns: 10n }), kernelStatsSql(sel), matchedKernelsSql(selectionSql(spec, undefined, kernelGlobSql("it's*"))),
+        pairUnionSql(sel, sel, { lo_ns: 0n, hi_ns: 10n }), kernelStatsSql(sel), busyUnionSql(sel), matchedKernelsSql(selectionSql(spec, undefined, kernelGlobSql("it's*"))),
         durationStatsSql(sel), durationStatsBySegmentSql(sel), segmentRowsSql(sel), longestGapsSql('t', 5), periodicSql('t', 2),
         segmentSummarySql('t', []), segmentSummarySql('t', [1n, 3n]),
       ];
