@@ -123,7 +123,8 @@ export async function exportPerfettoJson(store: Store, path: string, opts: Perfe
       `"time_unit":"ts and dur are microseconds, the exact decimal of the store's integer nanoseconds"`,
       `"captures":[${captures.map((c) => jsonObject(Object.entries(c))).join(',')}]`,
     ];
-    await sink.write(`{"displayTimeUnit":"ns","otherData":{${other.join(',')}},\n"traceEvents":[\n`);
+    // no displayTimeUnit: older trace processors read "ns" there as the unit of ts (google/perfetto#106)
+    await sink.write(`{"otherData":{${other.join(',')}},\n"traceEvents":[\n`);
     let first = true;
     const emit = async (text: string) => {
       await sink.write((first ? '' : ',\n') + text);

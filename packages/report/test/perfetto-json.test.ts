@@ -102,6 +102,8 @@ describe('perfetto-json export of the sample captures', () => {
 
   it('names a process per (capture, device), iGPU first, and a thread per queue lane; slices of one thread never overlap', () => {
     const { doc, slices } = readTrace(out);
+    // ts is in microseconds as the format says; no displayTimeUnit, which some trace processors read as the unit of ts
+    expect(Object.keys(doc)).toEqual(['otherData', 'traceEvents']);
     const meta = doc.traceEvents.filter((e) => e['ph'] === 'M');
     const procs = meta.filter((e) => e['name'] === 'process_name').map((e) => String((e['args'] as Record<string, unknown>)['name']));
     expect(procs).toEqual([
