@@ -629,6 +629,8 @@ export interface HandMadeDispatch {
   readonly submission?: number;
   /** Segment (prefill) index for the truth (default 0). */
   readonly segment?: number;
+  /** Workgroup counts of the launch (default [1, 1, 1]): the work it carries. */
+  readonly workgroup_count?: readonly [number, number, number];
 }
 
 /** Input of generateFromDispatches. */
@@ -692,7 +694,7 @@ export function generateFromDispatches(input: HandMadeInput): GeneratedCapture {
         event_id: ++eventId,
         kernel: byKey.get(d.key)!,
         command_index: U32_NONE,
-        workgroup_count: [1, 1, 1] as const,
+        workgroup_count: d.workgroup_count ?? ([1, 1, 1] as const),
         start_tick: start,
         end_tick: Math.max(start, toTick(d.end_ns)),
       };

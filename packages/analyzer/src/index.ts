@@ -30,3 +30,7 @@ export * from './sql/cost';
 export * from './sql/segments';
 export * from './sql/views';
 export * from './checks/index';
+export * from './launch-shapes';
+export * from './launches';
+export * from './diff';
+export * from './sql/launches';

@@ -13,5 +13,7 @@ export * from './durations';
 export * from './passes';
 export * from './provenance';
 export * from './import-diagnostics';
+export * from './conditions';
+export * from './conditions-messages';
 export * from './registry';
 export * from './run';

@@ -3,6 +3,7 @@
  * in `CheckCode` breaks the build until it has a rule here.
  */
 import { clockFitPoor, noTimeBase, tickFrequencyMismatch } from './clock';
+import { busyMachine, conditionsDiffer, driverErrors, thermal } from './conditions';
 import { durationUnitMismatch } from './durations';
 import { droppedRecords, invalidEvents } from './import-diagnostics';
 import { coldFirstPass, wallClockMismatch } from './passes';
@@ -22,4 +23,8 @@ export const CHECK_RULES: Record<CheckCode, CheckRule> = {
   'cold-first-pass': coldFirstPass,
   'dropped-records': droppedRecords,
   'invalid-events': invalidEvents,
+  'driver-errors': driverErrors,
+  'busy-machine': busyMachine,
+  thermal,
+  'conditions-differ': conditionsDiffer,
 };

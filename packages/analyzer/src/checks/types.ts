@@ -18,6 +18,10 @@ export const CheckCode = {
   'cold-first-pass': 'the capture is one pass (cold caches included), or its first segment idles far more than the rest',
   'dropped-records': 'the producer dropped or truncated records: the timeline has holes',
   'invalid-events': 'events the producer marked invalid, or that end before they start, were left out of time math',
+  'busy-machine': 'the load average during the capture was above the threshold: other work shared the machine',
+  'driver-errors': 'the GPU or NPU driver logged errors in the kernel log during the capture (or the log could not be read)',
+  thermal: 'a CPU, GPU or NPU temperature during the capture was above the threshold: clocks may have been throttled',
+  'conditions-differ': 'captures compared with each other ran under different conditions (environment, versions, firmware, load, temperature)',
 } as const;
 /** Key of {@link CheckCode}. */
 export type CheckCode = keyof typeof CheckCode;
@@ -125,6 +129,10 @@ export interface CheckThresholds {
   readonly invalid_events_error_fraction: number;
   /** A ratio within this relative distance of 10^k (k != 0) is named as a power-of-ten factor. */
   readonly power_of_ten_tolerance_fraction: number;
+  /** busy-machine: the 1-minute load average (start, end or peak sampled) above this. */
+  readonly busy_load_max: number;
+  /** thermal: a CPU/GPU/NPU temperature peak above this, degrees C. */
+  readonly thermal_max_c: number;
 }
 
 /** Default thresholds (the numbers where it gives them). */
@@ -148,6 +156,8 @@ export const DEFAULT_THRESHOLDS: CheckThresholds = {
   mixed_builds_mtime_spread_ns: 3_600_000_000_000n,
   invalid_events_error_fraction: 0.05,
   power_of_ten_tolerance_fraction: 0.15,
+  busy_load_max: 10,
+  thermal_max_c: 95,
 };
 
 /** What to check and against what. */

@@ -14,6 +14,8 @@ import { gapsCommand } from './gaps';
 import { overlapCommand } from './overlap';
 import { kernelsCommand } from './kernels';
 import { costCommand } from './cost';
+import { diffCommand } from './diff';
+import { launchesCommand } from './launches';
 
 /** Every verb of the CLI, in help order. */
 export const COMMANDS: CommandModule<object, never>[] = [
@@ -32,4 +34,6 @@ export const COMMANDS: CommandModule<object, never>[] = [
   overlapCommand as CommandModule<object, never>,
   kernelsCommand as CommandModule<object, never>,
   costCommand as CommandModule<object, never>,
+  diffCommand as CommandModule<object, never>,
+  launchesCommand as CommandModule<object, never>,
 ];

@@ -1,0 +1,134 @@
+/**
+ * Per-launch SQL (pure): the selected dispatch rows with the work each
+ * launch carries, launch groups (kernel x work per launch), host
+ * submit-to-device-start latency per submission, and NPU commands
+ * (EXEC_CMD to observed completion).
+ */
+import { sqlBigint, sqlInt, sqlString } from './quote';
+import { DEVICE_TIMED, HOST_TIMED, type Scope, type SelectionSpec } from './selection';
+
+/**
+ * The rows `selectionSql(spec, scope)` selects (one time source per device,
+ * valid, both ends timed, in the chosen segments), with the work columns
+ * `wx, wy, wz` (workgroup counts) and `rows_src` (rows from the source)
+ * beside them. Columns: `capture_id, device, queue, submission_id, kernel,
+ * start_ns, end_ns, dur_ns, wx, wy, wz, rows_src, segment`.
+ */
+export function launchRowsSql(spec: SelectionSpec, scope: Scope, extraWhere?: string): string {
+  const src = spec.sources.find((s) => s.capture_id === scope.capture_id && s.device === scope.device);
+  const fam = src?.family === 'host' ? HOST_TIMED : DEVICE_TIMED;
+  const where = [
+    'valid', 'start_ns IS NOT NULL', 'end_ns IS NOT NULL',
+    src ? 'true' : 'false',
+    `capture_id = ${sqlInt(scope.capture_id)}`, `device = ${sqlInt(scope.device)}`,
+    `time_source IN (${fam.map((f) => `'${f}'`).join(', ')})`,
+  ];
+  if (scope.queue !== null) where.push(`queue = ${sqlInt(scope.queue)}`);
+  if (extraWhere) where.push(`(${extraWhere})`);
+  let segment = '0';
+  if (spec.segments !== null) {
+    const mine = spec.segments.filter((g) => g.capture_id === scope.capture_id && g.device === scope.device);
+    segment = mine.length === 0
+      ? 'NULL::INTEGER'
+      : `CASE ${mine.map((g) => `WHEN start_ns >= ${sqlBigint(g.from_ns)}${g.until_ns === null ? '' : ` AND start_ns < ${sqlBigint(g.until_ns)}`} THEN ${sqlInt(g.segment)}`).join(' ')} END`;
+  }
+  const inner = `SELECT capture_id, device, queue, submission_id, coalesce(kernel, 'unknown') AS kernel, start_ns, end_ns, end_ns - start_ns AS dur_ns,
+      workgroup_count_x AS wx, workgroup_count_y AS wy, workgroup_count_z AS wz, rows AS rows_src, ${segment} AS segment
+    FROM dispatches WHERE ${where.join(' AND ')}`;
+  return spec.segments === null ? inner : `SELECT * FROM (${inner}) WHERE segment IS NOT NULL`;
+}
+
+/**
+ * Work per launch of a row of {@link launchRowsSql}: the source's rows, else
+ * the product of the workgroup counts, else `rowsPerDispatch` (the user's
+ * number), else NULL; and its unit.
+ */
+export function workSql(rowsPerDispatch: number | undefined): { work: string; unit: string } {
+  const given = rowsPerDispatch === undefined ? 'NULL' : sqlBigint(rowsPerDispatch);
+  return {
+    work: `coalesce(rows_src, CASE WHEN wx IS NOT NULL AND wy IS NOT NULL AND wz IS NOT NULL THEN wx::BIGINT * wy * wz END, ${given})`,
+    unit: `CASE WHEN rows_src IS NOT NULL THEN 'rows' WHEN wx IS NOT NULL AND wy IS NOT NULL AND wz IS NOT NULL THEN 'workgroups' WHEN ${given} IS NOT NULL THEN 'rows (given)' END`,
+  };
+}
+
+/** Launch groups of a relation of {@link launchRowsSql} rows: one per (kernel, rows, workgroup counts). See `LAUNCH_GROUP_SHAPE`. */
+export function launchGroupsSql(rows: string, rowsPerDispatch: number | undefined): string {
+  const w = workSql(rowsPerDispatch);
+  return `SELECT kernel, rows_src, wx, wy, wz, ${w.work} AS work, ${w.unit} AS work_unit,
+      count(*)::BIGINT AS launches, count(DISTINCT submission_id)::BIGINT AS submissions, sum(dur_ns)::BIGINT AS total_ns,
+      avg(dur_ns) AS mean_ns, quantile_cont(dur_ns, 0.5) AS median_ns, quantile_cont(dur_ns, 0.1) AS p10_ns, quantile_cont(dur_ns, 0.9) AS p90_ns,
+      min(dur_ns)::BIGINT AS min_ns, max(dur_ns)::BIGINT AS max_ns
+    FROM (${rows}) GROUP BY ALL
+    ORDER BY kernel, work NULLS FIRST, wx, wy, wz, rows_src`;
+}
+
+/** Per kernel of a relation of launch rows: count, total, mean, median, mean work per launch. See `KERNEL_DIFF_SIDE_SHAPE`. */
+export function kernelSideSql(rows: string, rowsPerDispatch: number | undefined, kernelLabel?: string): string {
+  const w = workSql(rowsPerDispatch);
+  const k = kernelLabel === undefined ? 'kernel' : sqlString(kernelLabel);
+  return `SELECT ${k} AS kernel, count(*)::BIGINT AS count, sum(dur_ns)::BIGINT AS total_ns, avg(dur_ns) AS mean_ns,
+      quantile_cont(dur_ns, 0.5) AS median_ns, avg(${w.work}) AS work_per_launch,
+      CASE WHEN count(DISTINCT ${w.unit}) = 1 THEN min(${w.unit}) END AS work_unit,
+      count(DISTINCT ${w.work})::BIGINT AS work_levels
+    FROM (${rows}) GROUP BY 1 ORDER BY total_ns DESC, kernel`;
+}
+
+/**
+ * Host submit to device start, per submission of one device: the first
+ * dispatch start of each (queue, submission_id) minus the host time the
+ * queue_event of that submission was written at. See `SUBMIT_LATENCY_SHAPE`.
+ */
+export function submitLatencySql(rows: string, scope: Scope): string {
+  return `WITH firsts AS (
+      SELECT queue, submission_id, min(start_ns) AS first_start_ns, count(*) AS dispatches
+      FROM (${rows}) WHERE submission_id IS NOT NULL GROUP BY ALL
+    ), q AS (
+      SELECT queue, submission_id, min(host_ns) AS host_ns FROM queue_events
+      WHERE capture_id = ${sqlInt(scope.capture_id)} AND (device = ${sqlInt(scope.device)} OR device IS NULL)
+        AND host_ns IS NOT NULL AND submission_id IS NOT NULL
+      GROUP BY ALL
+    )
+    SELECT f.queue, f.submission_id::VARCHAR AS submission_id, q.host_ns AS submit_ns, f.first_start_ns, (f.first_start_ns - q.host_ns)::BIGINT AS latency_ns,
+      f.dispatches::BIGINT AS dispatches
+    FROM firsts f JOIN q ON q.submission_id = f.submission_id AND (q.queue IS NOT DISTINCT FROM f.queue OR q.queue IS NULL OR f.queue IS NULL)
+    ORDER BY f.first_start_ns`;
+}
+
+/** How NPU command records are recognised in `host_events` (kind or op, case-insensitive). */
+export const NPU_EXEC_NAMES = ['exec', 'exec_cmd', 'xdna_exec_cmd', 'amdxdna_exec_cmd'] as const;
+/** Records that observe a command's completion (a syncobj timeline wait or WAIT_CMD). */
+export const NPU_COMPLETE_NAMES = ['complete', 'completion', 'wait_cmd', 'xdna_wait_cmd', 'xdna_syncobj_timeline_wait', 'syncobj_timeline_wait'] as const;
+
+/** `host_events` fields of an NPU command record, wherever a reader put them (top level of `args`, or under `args.args` as the Chrome reader does). */
+function arg(name: string): string {
+  return `coalesce(h.args->>'${name}', h.args->'args'->>'${name}')`;
+}
+
+/**
+ * NPU commands: each EXEC_CMD record (`host_events` whose kind or op is one
+ * of {@link NPU_EXEC_NAMES}) matched to the first completion record (one of
+ * {@link NPU_COMPLETE_NAMES}) of the same capture, device, hardware context
+ * and sequence point (`submission_id`, or `args.seq`) that ends at or after
+ * it. Rows: one per EXEC_CMD. See `NPU_COMMAND_SHAPE`.
+ */
+export function npuCommandsSql(captureIds: readonly number[]): string {
+  const caps = captureIds.length ? captureIds.map((c) => sqlInt(c)).join(', ') : 'NULL';
+  const is = (names: readonly string[]) => `(lower(h.kind) IN (${names.map((n) => `'${n}'`).join(', ')}) OR lower(coalesce(h.op, '')) IN (${names.map((n) => `'${n}'`).join(', ')}))`;
+  const rec = (names: readonly string[]) => `SELECT h.capture_id, coalesce(h.device, TRY_CAST(${arg('device')} AS INTEGER)) AS device,
+      ${arg('hwctx')} AS hwctx, coalesce(h.submission_id::VARCHAR, ${arg('seq')}) AS seq,
+      coalesce(TRY_CAST(${arg('cmd_count')} AS BIGINT), 1) AS cmd_count, h.start_ns, h.end_ns, h.line
+    FROM host_events h WHERE h.capture_id IN (${caps}) AND h.start_ns IS NOT NULL AND ${is(names)}`;
+  return `WITH e AS (${rec(NPU_EXEC_NAMES)}), c AS (${rec(NPU_COMPLETE_NAMES)})
+    SELECT e.capture_id, e.device, e.hwctx, e.seq, e.cmd_count, e.start_ns AS submit_ns, (e.end_ns - e.start_ns)::BIGINT AS exec_ioctl_ns,
+      min(coalesce(c.end_ns, c.start_ns)) AS complete_ns,
+      (min(coalesce(c.end_ns, c.start_ns)) - e.start_ns)::BIGINT AS submit_to_complete_ns
+    FROM e LEFT JOIN c ON c.capture_id = e.capture_id AND c.device IS NOT DISTINCT FROM e.device AND c.hwctx IS NOT DISTINCT FROM e.hwctx
+      AND c.seq = e.seq AND coalesce(c.end_ns, c.start_ns) >= e.start_ns
+    GROUP BY e.capture_id, e.device, e.hwctx, e.seq, e.cmd_count, e.start_ns, e.end_ns, e.line
+    ORDER BY e.capture_id, e.device, e.hwctx, e.start_ns`;
+}
+
+/** Rows of a relation, for a count check against `selectionSql`. */
+export function countSql(relation: string): string {
+  return `SELECT count(*)::BIGINT AS n FROM (${relation})`;
+}
