@@ -34,3 +34,5 @@ export * from './launch-shapes';
 export * from './launches';
 export * from './diff';
 export * from './sql/launches';
+export * from './stage-costs';
+export * from './energy';

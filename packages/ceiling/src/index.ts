@@ -15,3 +15,4 @@ export * from './ceiling';
 export * from './format-numbers';
 export * from './markdown';
 export * from './vega-spec';
+export * from './schedule/index';

@@ -14,6 +14,7 @@ import { gapsCommand } from './gaps';
 import { overlapCommand } from './overlap';
 import { kernelsCommand } from './kernels';
 import { costCommand } from './cost';
+import { scheduleCommand } from './schedule';
 import { diffCommand } from './diff';
 import { launchesCommand } from './launches';
 
@@ -34,6 +35,7 @@ export const COMMANDS: CommandModule<object, never>[] = [
   overlapCommand as CommandModule<object, never>,
   kernelsCommand as CommandModule<object, never>,
   costCommand as CommandModule<object, never>,
+  scheduleCommand as CommandModule<object, never>,
   diffCommand as CommandModule<object, never>,
   launchesCommand as CommandModule<object, never>,
 ];
