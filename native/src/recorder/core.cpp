@@ -1,0 +1,1016 @@
+// The recorder's core: configuration, per-thread rings, the drain thread that
+// writes the capture directory, clock sampling, exit/signal/fork handling.
+//
+//   app threads --emit()--> per-thread SPSC rings --drain thread--> records.twr (CRC'd chunks)
+//                                                        |------> meta.json (start, on change, at end)
+//
+// Everything here is inert unless TICKWISE_CAPTURE_DIR is set.
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "recorder/json.h"
+#include "recorder/provenance.h"
+#include "recorder/recorder.h"
+#include "tickwise/crc32.h"
+
+#ifndef TICKWISE_VERSION
+#define TICKWISE_VERSION "0.0.0"
+#endif
+
+namespace tickwise::rec {
+
+std::atomic<uint32_t> g_active_mask{0};
+std::atomic<uint32_t> g_generation{1};
+__thread ThreadState t_state __attribute__((tls_model("initial-exec")));
+
+namespace {
+
+const BackendOps* backend_ops(size_t i) {
+  static const BackendOps* const table[kBackendCount] = {
+      &hip_backend(),      // BackendId::kHip
+      &amdxdna_backend(),  // BackendId::kAmdxdna
+      &cuda_backend(),     // BackendId::kCuda
+  };
+  static_assert(sizeof(table) / sizeof(table[0]) == kBackendCount, "register every BackendId");
+  return table[i];
+}
+
+uint32_t sys_gettid() { return uint32_t(syscall(SYS_gettid)); }
+
+uint64_t clock_ns(clockid_t id) {
+  timespec ts;
+  clock_gettime(id, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+/// State only the drain thread touches; replaced wholesale in a forked child.
+struct DrainState {
+  std::vector<fmt::Record> buf;
+  uint64_t buf_since_ns = 0;
+  uint64_t chunk_seq = 0;
+  uint64_t chunks_written = 0, records_written = 0, bytes_written = 0;
+  uint64_t write_errors = 0;
+  std::unordered_set<uint64_t> named_keys[3];  // by StringKeyKind
+  uint64_t clock_seq[64] = {};
+  uint64_t clock_samples = 0;
+  uint64_t next_clock_ns = 0;
+  uint64_t next_stats_ns = 0;
+  uint64_t next_provenance_ns = 0;
+  unsigned long long last_dl_adds = ~0ull, last_dl_subs = ~0ull;
+  ProvenanceCache provenance;
+  bool started = false;
+};
+
+struct RetiredStats {
+  uint32_t tid;
+  uint64_t pushed, dropped;
+};
+
+struct State {
+  Config cfg;
+  std::string root_dir;     // TICKWISE_CAPTURE_DIR
+  std::string capture_dir;  // where this process writes
+  int fd = -1;
+  bool lazy_open = false;
+  int dir_attempt = 0;  // a forked child creates its files on first write (fork+exec leaves nothing)
+  uint32_t pid = 0, parent_pid = 0;
+  bool fork_child = false;
+  uint64_t start_ns = 0;
+  int64_t boot_minus_mono_ns = 0;
+  std::vector<std::string> cmdline;
+  std::string exe;
+
+  std::mutex reg_mu;  // rings, retired
+  std::vector<Ring*> rings;
+  std::vector<RetiredStats> retired;
+  uint32_t next_slot = 1;
+
+  std::mutex names_mu;
+  std::unordered_map<uint64_t, std::string> names[3];
+
+  DrainState* drain = nullptr;
+  pthread_t drain_thread{};
+  bool drain_running = false;
+  int wake_pipe[2] = {-1, -1};
+  int done_pipe[2] = {-1, -1};
+  uint32_t enabled_mask = 0;  // backends recording in this capture (g_active_mask drops to 0 at the end)
+  std::atomic<bool> clock_requested{false};
+  std::atomic<int> finalize_request{0};  // 0 none, -1 exit, >0 signal number
+  std::atomic<bool> finalized{false};
+  std::atomic<bool> joined{false};
+  std::string end_reason;
+  // Records delivered by a backend's flush on the flush helper thread.
+  std::mutex helper_mu;
+  std::vector<fmt::Record> helper_records;
+  bool helper_open = false;
+  std::vector<std::string> flush_timeouts;
+  struct sigaction old_action[65];
+  bool handler_installed[65] = {};
+};
+
+State* g_state = nullptr;
+std::once_flag g_init_once;
+
+State& st() { return *g_state; }
+
+// ---- configuration ------------------------------------------------------
+
+uint32_t env_u32(const char* name, uint32_t dflt, uint32_t lo, uint32_t hi) {
+  const char* v = getenv(name);
+  if (!v || !*v) return dflt;
+  char* end = nullptr;
+  unsigned long x = strtoul(v, &end, 10);
+  if (end == v) return dflt;
+  return uint32_t(std::min<unsigned long>(std::max<unsigned long>(x, lo), hi));
+}
+
+bool env_flag(const char* name, bool dflt) {
+  const char* v = getenv(name);
+  if (!v || !*v) return dflt;
+  return !(strcmp(v, "0") == 0 || strcmp(v, "off") == 0 || strcmp(v, "false") == 0 || strcmp(v, "no") == 0);
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t b = 0;
+  while (b <= s.size()) {
+    size_t e = s.find(sep, b);
+    if (e == std::string::npos) e = s.size();
+    if (e > b) out.push_back(s.substr(b, e - b));
+    b = e + 1;
+  }
+  return out;
+}
+
+void read_config(Config& c) {
+  const char* dir = getenv("TICKWISE_CAPTURE_DIR");
+  c.capture_dir = dir ? dir : "";
+  const char* be = getenv("TICKWISE_BACKENDS");
+  if (be && *be) {
+    for (const auto& name : split(be, ','))
+      for (size_t i = 0; i < kBackendCount; ++i)
+        if (name == backend_ops(i)->name) c.backend_enabled[i] = true;
+  } else {
+    for (size_t i = 0; i < kBackendCount; ++i) c.backend_enabled[i] = true;
+  }
+  uint32_t ring = env_u32("TICKWISE_RING_RECORDS", 8192, 2, 1u << 24);
+  uint32_t p2 = 2;
+  while (p2 < ring) p2 <<= 1;
+  c.ring_records = p2;
+  c.clock_period_ms = env_u32("TICKWISE_CLOCK_PERIOD_MS", 1000, 10, 3600000);
+  c.clock_tries = env_u32("TICKWISE_CLOCK_TRIES", 16, 1, 1024);
+  c.drain_period_ms = env_u32("TICKWISE_DRAIN_PERIOD_MS", 10, 1, 1000);
+  const char* fork_mode = getenv("TICKWISE_FORK");
+  c.fork_own = !(fork_mode && strcmp(fork_mode, "off") == 0);
+  c.hip_correlate = env_flag("TICKWISE_HIP_CORRELATE", true);
+  c.rocprofiler = env_flag("TICKWISE_ROCPROFILER", true);
+  c.debug = env_flag("TICKWISE_DEBUG", false);
+  const char* markers = getenv("TICKWISE_MARKERS");
+  if (markers && *markers) {
+    std::string m = markers;
+    c.markers = split(m, m.find('\n') != std::string::npos ? '\n' : ',');
+  }
+}
+
+std::vector<std::string> read_cmdline() {
+  std::vector<std::string> out;
+  int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  std::string all;
+  char b[4096];
+  ssize_t n;
+  while ((n = read(fd, b, sizeof b)) > 0) all.append(b, size_t(n));
+  close(fd);
+  size_t s = 0;
+  for (size_t i = 0; i < all.size(); ++i)
+    if (all[i] == '\0') {
+      out.push_back(all.substr(s, i - s));
+      s = i + 1;
+    }
+  if (s < all.size()) out.push_back(all.substr(s));
+  return out;
+}
+
+std::string read_link(const char* p) {
+  char b[4096];
+  ssize_t n = readlink(p, b, sizeof b - 1);
+  return n > 0 ? std::string(b, size_t(n)) : std::string();
+}
+
+int mkdir_p(const std::string& path) {
+  std::string cur;
+  for (size_t i = 0; i <= path.size(); ++i) {
+    if (i == path.size() || path[i] == '/') {
+      if (!cur.empty() && mkdir(cur.c_str(), 0775) != 0 && errno != EEXIST) return -1;
+    }
+    if (i < path.size()) cur += path[i];
+  }
+  return 0;
+}
+
+// ---- writing ----------------------------------------------------------------
+
+bool write_all(int fd, const struct iovec* iov, int n) {
+  std::vector<struct iovec> v(iov, iov + n);
+  size_t idx = 0;
+  while (idx < v.size()) {
+    ssize_t w = writev(fd, &v[idx], int(v.size() - idx));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    size_t left = size_t(w);
+    while (idx < v.size() && left >= v[idx].iov_len) left -= v[idx++].iov_len;
+    if (idx < v.size()) {
+      v[idx].iov_base = static_cast<char*>(v[idx].iov_base) + left;
+      v[idx].iov_len -= left;
+    }
+  }
+  return true;
+}
+
+bool open_capture(State& s);
+
+/// Creates the capture files of a lazily opened (forked child) capture.
+bool ensure_open(State& s) {
+  if (s.fd >= 0) return true;
+  if (!s.lazy_open) return false;
+  s.lazy_open = false;
+  return open_capture(s);
+}
+
+void write_chunk(State& s, fmt::ChunkType type, const void* payload, uint32_t bytes, uint32_t count) {
+  DrainState& d = *s.drain;
+  if (!ensure_open(s)) {
+    ++d.write_errors;
+    return;
+  }
+  fmt::ChunkHeader h{};
+  h.magic = fmt::kChunkMagic;
+  h.type = uint16_t(type);
+  h.header_size = sizeof h;
+  h.payload_bytes = bytes;
+  h.item_count = count;
+  h.seq = d.chunk_seq++;
+  h.payload_crc32 = crc32(payload, bytes);
+  h.header_crc32 = crc32(&h, offsetof(fmt::ChunkHeader, header_crc32));
+  struct iovec iov[2] = {{&h, sizeof h}, {const_cast<void*>(payload), bytes}};
+  if (!write_all(s.fd, iov, 2)) {
+    ++d.write_errors;
+    return;
+  }
+  ++d.chunks_written;
+  d.bytes_written += sizeof h + bytes;
+}
+
+/// Names for keys that the pending records use and the file has not seen.
+void write_new_names(State& s) {
+  DrainState& d = *s.drain;
+  std::string payload;
+  uint32_t count = 0;
+  for (const auto& r : d.buf) {
+    if (r.prefix.kind != uint16_t(fmt::Kind::kHipLaunch)) continue;
+    const auto& l = r.hip_launch;
+    if (l.api == uint16_t(fmt::HipApi::kGraphLaunch) || l.function == 0) continue;
+    const auto kind = (l.api == uint16_t(fmt::HipApi::kModuleLaunchKernel) ||
+                       l.api == uint16_t(fmt::HipApi::kExtModuleLaunchKernel))
+                          ? fmt::StringKeyKind::kHipFunction
+                          : fmt::StringKeyKind::kHipHostFunction;
+    auto& seen = d.named_keys[uint32_t(kind)];
+    if (!seen.insert(l.function).second) continue;
+    std::string name;
+    {
+      std::lock_guard<std::mutex> g(s.names_mu);
+      auto it = s.names[uint32_t(kind)].find(l.function);
+      if (it != s.names[uint32_t(kind)].end()) name = it->second;
+    }
+    if (name.empty()) {
+      const BackendOps* hip = backend_ops(size_t(BackendId::kHip));
+      if (hip->resolve_name) name = hip->resolve_name(kind, l.function);
+    }
+    if (name.empty()) continue;
+    fmt::StringEntry e{l.function, uint32_t(kind), uint32_t(name.size())};
+    payload.append(reinterpret_cast<const char*>(&e), sizeof e);
+    payload += name;
+    payload.append((8 - name.size() % 8) % 8, '\0');
+    ++count;
+  }
+  if (count) write_chunk(s, fmt::ChunkType::kStrings, payload.data(), uint32_t(payload.size()), count);
+}
+
+void flush_buf(State& s) {
+  DrainState& d = *s.drain;
+  if (d.buf.empty()) return;
+  write_new_names(s);
+  write_chunk(s, fmt::ChunkType::kRecords, d.buf.data(), uint32_t(d.buf.size() * sizeof(fmt::Record)),
+              uint32_t(d.buf.size()));
+  d.records_written += d.buf.size();
+  d.buf.clear();
+}
+
+constexpr size_t kChunkRecords = 4096;  // 256 KiB of records per chunk at most
+constexpr uint64_t kChunkMaxAgeNs = 50'000'000;
+
+void append(State& s, const fmt::Record& r) {
+  DrainState& d = *s.drain;
+  if (d.buf.empty()) d.buf_since_ns = now_ns();
+  d.buf.push_back(r);
+  if (d.buf.size() >= kChunkRecords) flush_buf(s);
+}
+
+// ---- rings --------------------------------------------------------------------
+
+void drain_rings(State& s) {
+  std::vector<Ring*> rings;
+  {
+    std::lock_guard<std::mutex> g(s.reg_mu);
+    rings = s.rings;
+  }
+  for (Ring* r : rings) r->drain([&](const fmt::Record& rec) { append(s, rec); });
+}
+
+void stats_record(State& s, Ring* r, uint16_t flags) {
+  fmt::Record rec{};
+  auto& t = rec.thread_stats;
+  t.kind = uint16_t(fmt::Kind::kThreadStats);
+  t.flags = flags;
+  t.tid = r->tid;
+  t.host_ns = now_ns();
+  t.pushed_total = r->head.load(std::memory_order_acquire);
+  t.dropped_total = r->dropped.load(std::memory_order_relaxed);
+  t.ring_records = r->capacity;
+  r->reported_pushed = t.pushed_total;
+  r->reported_dropped = t.dropped_total;
+  append(s, rec);
+}
+
+/// ThreadStats for rings whose counters moved; frees rings of exited threads.
+void write_stats(State& s, bool final_pass) {
+  std::vector<Ring*> rings;
+  {
+    std::lock_guard<std::mutex> g(s.reg_mu);
+    rings = s.rings;
+  }
+  const uint64_t now = now_ns();
+  std::vector<Ring*> to_free;
+  for (Ring* r : rings) {
+    const bool retired = r->retired.load(std::memory_order_acquire);
+    const uint64_t pushed = r->head.load(std::memory_order_acquire);
+    const uint64_t dropped = r->dropped.load(std::memory_order_relaxed);
+    if (final_pass || retired || pushed != r->reported_pushed || dropped != r->reported_dropped)
+      stats_record(s, r, uint16_t((retired ? 1 : 0) | (final_pass ? 2 : 0)));
+    // A ring of an exited thread (never the main thread's) goes after a grace
+    // period in which nothing more was pushed.
+    if (retired && !final_pass && r->tid != s.pid) {
+      if (r->retired_at_ns == 0) r->retired_at_ns = now;
+      else if (now - r->retired_at_ns > 1'000'000'000ull && r->tail.load() == r->head.load()) to_free.push_back(r);
+    }
+  }
+  if (!to_free.empty()) {
+    std::lock_guard<std::mutex> g(s.reg_mu);
+    for (Ring* r : to_free) {
+      s.retired.push_back({r->tid, r->head.load(), r->dropped.load()});
+      s.rings.erase(std::remove(s.rings.begin(), s.rings.end(), r), s.rings.end());
+      Ring::destroy(r);
+    }
+  }
+}
+
+// ---- clocks ---------------------------------------------------------------------
+
+struct DrainClockSink final : ClockSink {
+  State& s;
+  uint32_t reason;
+  explicit DrainClockSink(State& st, uint32_t why) : s(st), reason(why) {}
+  void add(fmt::Domain domain, uint64_t before, uint64_t value, uint64_t after, uint32_t tries) override {
+    fmt::Record rec{};
+    auto& c = rec.clock;
+    c.kind = uint16_t(fmt::Kind::kClockSample);
+    c.domain = uint16_t(domain);
+    c.tid = t_state.tid;
+    c.host_before_ns = before;
+    c.host_after_ns = after;
+    c.device_value = value;
+    c.tries = tries;
+    c.sample_seq = s.drain->clock_seq[uint16_t(domain) % 64]++;
+    // A domain's first sample is its start sample, whenever its device appeared.
+    c.reason = c.sample_seq == 0 && reason == uint32_t(fmt::ClockReason::kPeriodic) ? uint32_t(fmt::ClockReason::kStart)
+                                                                                     : reason;
+    ++s.drain->clock_samples;
+    append(s, rec);
+  }
+};
+
+void sample_clocks(State& s, fmt::ClockReason reason) {
+  DrainClockSink sink(s, uint32_t(reason));
+  // BOOTTIME against MONOTONIC, so that rocprofiler-sdk's BOOTTIME times map.
+  uint64_t best_w = ~0ull, bb = 0, bv = 0, ba = 0;
+  for (uint32_t i = 0; i < s.cfg.clock_tries; ++i) {
+    uint64_t b = clock_ns(CLOCK_MONOTONIC), v = clock_ns(CLOCK_BOOTTIME), a = clock_ns(CLOCK_MONOTONIC);
+    if (a - b < best_w) best_w = a - b, bb = b, bv = v, ba = a;
+  }
+  sink.add(fmt::Domain::kHostBoottime, bb, bv, ba, s.cfg.clock_tries);
+  for (size_t i = 0; i < kBackendCount; ++i)
+    if ((s.enabled_mask >> i & 1) && backend_ops(i)->sample_clocks) backend_ops(i)->sample_clocks(sink, s.cfg.clock_tries);
+}
+
+// ---- meta.json -------------------------------------------------------------------
+
+void write_meta(State& s, bool complete) {
+  DrainState& d = *s.drain;
+  JsonWriter w;
+  w.begin_object();
+  w.key("format").value("tickwise-recorder");
+  w.key("format_version").value(fmt::kFormatVersion);
+  w.key("producer").begin_object();
+  w.key("name").value("tickwise-recorder");
+  w.key("version").value(TICKWISE_VERSION);
+  w.key("library").value(provenance_self_path());
+  w.end_object();
+  w.key("complete").value(complete);
+  if (complete) w.key("end_reason").value(s.end_reason);
+  else w.key("end_reason").null();
+  w.key("pid").value(s.pid);
+  w.key("parent_pid").value(s.parent_pid);
+  w.key("fork_child").value(s.fork_child);
+  w.key("exe").value(s.exe);
+  w.key("command_line").begin_array();
+  for (const auto& a : s.cmdline) w.value(a);
+  w.end_array();
+  w.key("records_file").value("records.twr");
+  w.key("record_size_bytes").value(fmt::kRecordSize);
+  w.key("host_timeline").value("CLOCK_MONOTONIC");
+  w.key("host_start_ns").value_u64_string(s.start_ns);
+  w.key("boottime_minus_monotonic_ns").value_i64_string(s.boot_minus_mono_ns);
+  w.key("ring_records").value(s.cfg.ring_records);
+  w.key("clock_period_ms").value(s.cfg.clock_period_ms);
+  w.key("clock_tries").value(s.cfg.clock_tries);
+  w.key("clock_domains").begin_array();
+  w.begin_object();
+  w.key("id").value(unsigned(fmt::Domain::kHostMonotonic));
+  w.key("name").value("host_monotonic");
+  w.key("kind").value("host");
+  w.key("unit").value("ns");
+  w.key("clock").value("CLOCK_MONOTONIC");
+  w.end_object();
+  w.begin_object();
+  w.key("id").value(unsigned(fmt::Domain::kHostBoottime));
+  w.key("name").value("host_boottime");
+  w.key("kind").value("host");
+  w.key("unit").value("ns");
+  w.key("clock").value("CLOCK_BOOTTIME");
+  w.end_object();
+  for (size_t i = 0; i < kBackendCount; ++i)
+    if ((s.enabled_mask >> i & 1) && backend_ops(i)->describe_domains) backend_ops(i)->describe_domains(w);
+  w.end_array();
+  w.key("clock_samples").begin_object();
+  w.key("in").value("records.twr");
+  w.key("record_kind").value(unsigned(fmt::Kind::kClockSample));
+  w.key("count").value(d.clock_samples);
+  w.end_object();
+  w.key("backends").begin_array();
+  for (size_t i = 0; i < kBackendCount; ++i) {
+    const BackendOps* b = backend_ops(i);
+    w.begin_object();
+    w.key("name").value(b->name);
+    const bool on = s.enabled_mask >> i & 1;
+    w.key("state").value(!b->compiled ? "not_built" : on ? "enabled" : "disabled");
+    if (on && b->describe) b->describe(w);
+    w.end_object();
+  }
+  w.end_array();
+  // Per-thread totals: rings still registered plus those already freed.
+  uint64_t drops_total = 0, pushed_total = 0;
+  w.key("threads").begin_array();
+  {
+    std::lock_guard<std::mutex> g(s.reg_mu);
+    auto row = [&](uint32_t tid, uint64_t pushed, uint64_t dropped, bool exited) {
+      w.begin_object();
+      w.key("tid").value(tid);
+      w.key("records_pushed").value(pushed);
+      w.key("records_dropped").value(dropped);
+      w.key("exited").value(exited);
+      w.end_object();
+      drops_total += dropped;
+      pushed_total += pushed;
+    };
+    for (Ring* r : s.rings) row(r->tid, r->head.load(), r->dropped.load(), r->retired.load());
+    for (const auto& r : s.retired) row(r.tid, r.pushed, r.dropped, true);
+  }
+  w.end_array();
+  w.key("records_pushed_total").value(pushed_total);
+  w.key("records_dropped_total").value(drops_total);
+  w.key("records_written").value(d.records_written);
+  w.key("chunks_written").value(d.chunks_written);
+  w.key("write_errors").value(d.write_errors);
+  w.key("flush_timeouts").begin_array();
+  for (const auto& n : s.flush_timeouts) w.value(n);
+  w.end_array();
+  w.key("markers").begin_array();
+  for (const auto& m : s.cfg.markers) w.value(m);
+  w.end_array();
+  w.key("provenance");
+  write_provenance_json(w, d.provenance, s.cfg.markers);
+  w.key("children_dir_pattern").value("proc-<pid>");
+  w.end_object();
+  w.out += '\n';
+
+  if (!ensure_open(s)) return;
+  const std::string tmp = s.capture_dir + "/meta.json.tmp";
+  const std::string dst = s.capture_dir + "/meta.json";
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  struct iovec iov = {const_cast<char*>(w.out.data()), w.out.size()};
+  bool ok = write_all(fd, &iov, 1);
+  close(fd);
+  if (ok) rename(tmp.c_str(), dst.c_str());
+}
+
+// ---- the drain thread -------------------------------------------------------------
+
+void refresh_provenance(State& s, bool force) {
+  DrainState& d = *s.drain;
+  unsigned long long adds = 0, subs = 0;
+  provenance_counters(&adds, &subs);
+  if (!force && adds == d.last_dl_adds && subs == d.last_dl_subs) return;
+  d.last_dl_adds = adds;
+  d.last_dl_subs = subs;
+  provenance_scan(d.provenance, s.cfg.markers);
+  write_meta(s, false);
+}
+
+struct FlushJob {
+  State* s;
+  size_t backend;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+};
+
+void* flush_helper_main(void* arg) {
+  auto* job = static_cast<FlushJob*>(arg);
+  t_state.flush_helper = true;
+  t_state.busy = true;
+  backend_ops(job->backend)->flush();
+  {
+    std::lock_guard<std::mutex> g(job->mu);
+    job->done = true;
+  }
+  job->cv.notify_all();
+  return nullptr;
+}
+
+void flush_with_deadline(State& s, size_t backend) {
+  {
+    std::lock_guard<std::mutex> g(s.helper_mu);
+    s.helper_open = true;
+  }
+  auto* job = new FlushJob{&s, backend, {}, {}, false};  // leaked if the helper never returns
+  pthread_t th;
+  bool finished = false;
+  if (pthread_create(&th, nullptr, flush_helper_main, job) == 0) {
+    std::unique_lock<std::mutex> l(job->mu);
+    const int seconds = s.finalize_request.load() > 0 ? 1 : 5;
+    finished = job->cv.wait_for(l, std::chrono::seconds(seconds), [&] { return job->done; });
+    l.unlock();
+    if (finished) pthread_join(th, nullptr), delete job;
+    else pthread_detach(th);
+  }
+  std::vector<fmt::Record> got;
+  {
+    std::lock_guard<std::mutex> g(s.helper_mu);
+    s.helper_open = false;
+    got.swap(s.helper_records);
+  }
+  for (const auto& r : got) append(s, r);
+  if (!finished) {
+    s.flush_timeouts.push_back(backend_ops(backend)->name);
+    debugf("%s flush did not finish in time; its buffered records are lost", backend_ops(backend)->name);
+  }
+}
+
+void finalize_on_drain(State& s) {
+  // 1. no new records from app threads from here on; calls already inside an
+  //    interposer get a moment to push theirs
+  g_active_mask.store(0, std::memory_order_release);
+  usleep(1000);
+  drain_rings(s);
+  flush_buf(s);
+  // 2. device records still buffered inside runtimes (rocprofiler-sdk), on a
+  //    helper thread with a deadline: the signal may have interrupted a
+  //    runtime thread that holds a lock the flush needs.
+  for (size_t i = 0; i < kBackendCount; ++i)
+    if ((s.enabled_mask >> i & 1) && backend_ops(i)->flush) flush_with_deadline(s, i);
+  drain_rings(s);
+  sample_clocks(s, fmt::ClockReason::kExit);
+  write_stats(s, true);
+  flush_buf(s);
+  provenance_scan(s.drain->provenance, s.cfg.markers);
+  const int req = s.finalize_request.load();
+  s.end_reason = req > 0 ? "signal:" + std::to_string(req) : "exit";
+  write_meta(s, true);
+  s.finalized.store(true, std::memory_order_release);
+  debugf("finalized: %llu records in %llu chunks (%s)", (unsigned long long)s.drain->records_written,
+         (unsigned long long)s.drain->chunks_written, s.end_reason.c_str());
+}
+
+void* drain_main(void* arg) {
+  State& s = *static_cast<State*>(arg);
+  // Signals are handled by app threads; the drain thread must stay free to finish.
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  t_state.is_drain = true;
+  t_state.busy = true;
+  t_state.tid = sys_gettid();
+  DrainState& d = *s.drain;
+  const uint64_t clock_period = uint64_t(s.cfg.clock_period_ms) * 1'000'000ull;
+  while (true) {
+    struct pollfd p = {s.wake_pipe[0], POLLIN, 0};
+    poll(&p, 1, int(s.cfg.drain_period_ms));
+    if (p.revents & POLLIN) {
+      char b[64];
+      (void)!read(s.wake_pipe[0], b, sizeof b);
+    }
+    if (s.finalize_request.load(std::memory_order_acquire) != 0) break;
+    const uint64_t now = now_ns();
+    if (!d.started) {
+      d.started = true;
+      sample_clocks(s, fmt::ClockReason::kStart);
+      d.next_clock_ns = now + clock_period;
+      d.next_stats_ns = now + 1'000'000'000ull;
+      d.next_provenance_ns = now + 1'000'000'000ull;
+    }
+    drain_rings(s);
+    if (now >= d.next_clock_ns || s.clock_requested.exchange(false)) {
+      sample_clocks(s, fmt::ClockReason::kPeriodic);
+      d.next_clock_ns = now + clock_period;
+    }
+    if (now >= d.next_stats_ns) {
+      write_stats(s, false);
+      d.next_stats_ns = now + 1'000'000'000ull;
+    }
+    if (!d.buf.empty() && now - d.buf_since_ns >= kChunkMaxAgeNs) flush_buf(s);
+    if (now >= d.next_provenance_ns) {
+      refresh_provenance(s, false);
+      d.next_provenance_ns = now + 1'000'000'000ull;
+    }
+  }
+  finalize_on_drain(s);
+  close(s.done_pipe[1]);  // wakes every waiter (POLLHUP)
+  s.done_pipe[1] = -1;
+  return nullptr;
+}
+
+// ---- capture start, exit, signals, fork ----------------------------------------------
+
+bool open_capture(State& s) {
+  if (mkdir_p(s.capture_dir) != 0) {
+    debugf("cannot create %s: %s", s.capture_dir.c_str(), strerror(errno));
+    return false;
+  }
+  const std::string path = s.capture_dir + "/records.twr";
+  // Never overwrite a capture: the first process to create the file owns the
+  // directory; any other process (an exec'd child) writes to proc-<pid>/.
+  s.fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+  if (s.fd < 0 && errno == EEXIST) {
+    // proc-<pid>, or proc-<pid>.<n> when this pid already wrote one (exec after fork)
+    if (s.capture_dir == s.root_dir) s.capture_dir = s.root_dir + "/proc-" + std::to_string(s.pid);
+    else if (++s.dir_attempt <= 100) s.capture_dir = s.root_dir + "/proc-" + std::to_string(s.pid) + "." + std::to_string(s.dir_attempt);
+    else return false;
+    return open_capture(s);
+  }
+  if (s.fd < 0) {
+    debugf("cannot create %s: %s", path.c_str(), strerror(errno));
+    return false;
+  }
+  fmt::FileHeader h{};
+  memcpy(h.magic, fmt::kFileMagic, sizeof h.magic);
+  h.format_version = fmt::kFormatVersion;
+  h.record_size = fmt::kRecordSize;
+  h.header_size = sizeof h;
+  h.pid = s.pid;
+  h.host_start_ns = s.start_ns;
+  h.boottime_minus_monotonic_ns = s.boot_minus_mono_ns;
+  h.parent_pid = s.parent_pid;
+  h.flags = s.fork_child ? 1u : 0u;
+  h.header_crc32 = crc32(&h, offsetof(fmt::FileHeader, header_crc32));
+  struct iovec iov = {&h, sizeof h};
+  return write_all(s.fd, &iov, 1);
+}
+
+void measure_offsets(State& s) {
+  s.start_ns = now_ns();
+  int64_t best_w = INT64_MAX;
+  for (int i = 0; i < 16; ++i) {
+    uint64_t a = clock_ns(CLOCK_MONOTONIC), b = clock_ns(CLOCK_BOOTTIME), c = clock_ns(CLOCK_MONOTONIC);
+    if (int64_t(c - a) < best_w) {
+      best_w = int64_t(c - a);
+      s.boot_minus_mono_ns = int64_t(b) - int64_t(a + (c - a) / 2);
+    }
+  }
+}
+
+bool start_drain(State& s) {
+  if (pipe2(s.wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return false;
+  if (pipe2(s.done_pipe, O_CLOEXEC) != 0) return false;
+  s.drain = new DrainState();
+  s.drain->buf.reserve(kChunkRecords);
+  provenance_scan(s.drain->provenance, s.cfg.markers);
+  provenance_counters(&s.drain->last_dl_adds, &s.drain->last_dl_subs);
+  if (!s.lazy_open) write_meta(s, false);
+  // Create the thread with every signal blocked so none lands on it early.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  int rc = pthread_create(&s.drain_thread, nullptr, drain_main, &s);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (rc != 0) return false;
+  s.drain_running = true;
+  return true;
+}
+
+void wake_drain(State& s) {
+  char c = 1;
+  if (s.wake_pipe[1] >= 0) (void)!write(s.wake_pipe[1], &c, 1);
+}
+
+void finish_and_join(State& s, int reason) {
+  if (!s.drain_running || s.pid != uint32_t(getpid())) return;
+  int expected = 0;
+  s.finalize_request.compare_exchange_strong(expected, reason);
+  wake_drain(s);
+  bool was = false;
+  if (s.joined.compare_exchange_strong(was, true)) pthread_join(s.drain_thread, nullptr);
+}
+
+void on_exit_handler() {
+  if (!g_state) return;
+  t_state.busy = true;
+  finish_and_join(st(), -1);
+}
+
+void on_signal(int sig, siginfo_t* info, void* uctx) {
+  State* s = g_state;
+  const int saved_errno = errno;
+  if (s && s->drain_running && s->pid == uint32_t(getpid()) && !t_state.is_drain) {
+    int expected = 0;
+    s->finalize_request.compare_exchange_strong(expected, sig);
+    char c = 1;
+    if (s->wake_pipe[1] >= 0) (void)!write(s->wake_pipe[1], &c, 1);
+    // Wait (async-signal-safe) for the drain thread to finish, at most 3 s.
+    struct pollfd p = {s->done_pipe[0], POLLIN, 0};
+    while (!s->finalized.load(std::memory_order_acquire)) {
+      int r = poll(&p, 1, 3000);
+      if (r <= 0 && !(r < 0 && errno == EINTR)) break;
+      if (r > 0) break;
+    }
+  }
+  if (s && sig > 0 && sig < 65 && s->handler_installed[sig]) {
+    const struct sigaction& old = s->old_action[sig];
+    if ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction) {
+      errno = saved_errno;
+      old.sa_sigaction(sig, info, uctx);
+      return;
+    }
+    if (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN) {
+      errno = saved_errno;
+      old.sa_handler(sig);
+      return;
+    }
+    if (old.sa_handler == SIG_IGN) return;
+    // Default action: restore it and re-raise so the exit status stays "killed by sig".
+    sigaction(sig, &old, nullptr);
+    raise(sig);
+  }
+  errno = saved_errno;
+}
+
+void install_signal_handlers(State& s) {
+  for (int sig : {SIGTERM, SIGINT}) {
+    struct sigaction sa{};
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(sig, &sa, &s.old_action[sig]) == 0) {
+      if (s.old_action[sig].sa_handler == SIG_IGN && !(s.old_action[sig].sa_flags & SA_SIGINFO)) {
+        // The app ignores this signal (e.g. nohup): keep ignoring it.
+        sigaction(sig, &s.old_action[sig], nullptr);
+        continue;
+      }
+      s.handler_installed[sig] = true;
+    }
+  }
+}
+
+void atfork_prepare() {
+  if (!g_state) return;
+  st().reg_mu.lock();
+  st().names_mu.lock();
+}
+
+void atfork_parent() {
+  if (!g_state) return;
+  st().names_mu.unlock();
+  st().reg_mu.unlock();
+}
+
+void atfork_child() {
+  if (!g_state) return;
+  State& s = st();
+  // Fresh locks: the parent's other threads do not exist here.
+  new (&s.reg_mu) std::mutex();
+  new (&s.names_mu) std::mutex();
+  const uint32_t parent = s.pid;
+  s.pid = uint32_t(getpid());
+  if (s.fd >= 0) close(s.fd);  // the parent's file: never written from here
+  s.fd = -1;
+  for (int* p : {&s.wake_pipe[0], &s.wake_pipe[1], &s.done_pipe[0], &s.done_pipe[1]})
+    if (*p >= 0) close(*p), *p = -1;
+  s.drain_running = false;
+  g_generation.fetch_add(1);
+  // Rings are the parent's copies; their records belong to the parent's capture.
+  s.rings.clear();
+  s.retired.clear();
+  s.next_slot = 1;
+  if (!s.cfg.fork_own || g_active_mask.load() == 0) {
+    g_active_mask.store(0);
+    return;
+  }
+  s.parent_pid = parent;
+  s.fork_child = true;
+  s.capture_dir = s.root_dir + "/proc-" + std::to_string(s.pid);
+  s.finalize_request.store(0);
+  s.finalized.store(false);
+  s.joined.store(false);
+  s.drain = nullptr;  // the parent's drain state may be mid-update: leave it
+  measure_offsets(s);
+  s.cmdline = read_cmdline();
+  for (size_t i = 0; i < kBackendCount; ++i)
+    if (backend_ops(i)->after_fork_child) backend_ops(i)->after_fork_child();
+  s.lazy_open = true;
+  s.dir_attempt = 0;
+  if (!start_drain(s)) g_active_mask.store(0);
+}
+
+void init_once() {
+  State* s = new State();
+  read_config(s->cfg);
+  g_state = s;
+  if (s->cfg.capture_dir.empty()) return;  // inert
+  t_state.busy = true;
+  s->root_dir = s->cfg.capture_dir;
+  s->capture_dir = s->root_dir;
+  s->pid = uint32_t(getpid());
+  s->cmdline = read_cmdline();
+  s->exe = read_link("/proc/self/exe");
+  measure_offsets(*s);
+  if (!open_capture(*s)) {
+    t_state.busy = false;
+    return;
+  }
+  uint32_t mask = 0;
+  for (size_t i = 0; i < kBackendCount; ++i)
+    if (s->cfg.backend_enabled[i] && backend_ops(i)->compiled) mask |= 1u << i;
+  s->enabled_mask = mask;
+  g_active_mask.store(mask);
+  if (!start_drain(*s)) {
+    g_active_mask.store(0);
+    t_state.busy = false;
+    return;
+  }
+  atexit(on_exit_handler);
+  pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+  install_signal_handlers(*s);
+  t_state.busy = false;
+  debugf("recording into %s (backends mask 0x%x, ring %u records)", s->capture_dir.c_str(), mask,
+         s->cfg.ring_records);
+}
+
+/// Marks the thread's ring retired when the thread exits.
+struct ThreadExitGuard {
+  Ring* ring = nullptr;
+  uint32_t generation = 0;
+  ~ThreadExitGuard() {
+    if (ring && generation == g_generation.load()) ring->retired.store(true, std::memory_order_release);
+  }
+};
+thread_local ThreadExitGuard t_exit_guard;
+
+__attribute__((constructor)) void recorder_constructor() { ensure_init(); }
+
+}  // namespace
+
+void ensure_init() { std::call_once(g_init_once, init_once); }
+
+const Config& config() {
+  if (!g_state) ensure_init();  // g_state is set early in init_once, so hooks called from it see it
+  return g_state->cfg;
+}
+
+void debugf(const char* f, ...) {
+  if (!g_state || !g_state->cfg.debug) return;
+  char b[1024];
+  va_list ap;
+  va_start(ap, f);
+  vsnprintf(b, sizeof b, f, ap);
+  va_end(ap);
+  fprintf(stderr, "tickwise-recorder[%d]: %s\n", int(getpid()), b);
+}
+
+bool attach_thread_slow() {
+  ThreadState& t = t_state;
+  if (t.is_drain || t.busy) return false;
+  if (!g_state || g_active_mask.load(std::memory_order_relaxed) == 0) return false;
+  State& s = st();
+  t.busy = true;
+  const uint32_t gen = g_generation.load();
+  const uint32_t tid = sys_gettid();
+  Ring* r = nullptr;
+  {
+    std::lock_guard<std::mutex> g(s.reg_mu);
+    r = Ring::create(s.cfg.ring_records, tid, s.next_slot);
+    if (r) {
+      ++s.next_slot;
+      s.rings.push_back(r);
+    }
+  }
+  if (r) {
+    t.ring = r;
+    t.generation = gen;
+    t.tid = tid;
+    t.slot = r->slot;
+    t.next_local_id = 0;
+    t_exit_guard.ring = r;
+    t_exit_guard.generation = gen;
+  }
+  t.busy = false;
+  return r != nullptr;
+}
+
+void emit_patient(const fmt::Record& r) {
+  if (t_state.is_drain) {
+    if (g_state && g_state->drain) append(st(), r);
+    return;
+  }
+  if (t_state.flush_helper) {
+    std::lock_guard<std::mutex> g(st().helper_mu);
+    if (st().helper_open) st().helper_records.push_back(r);
+    return;
+  }
+  ThreadState* t = thread_state();
+  if (!t) return;
+  for (int i = 0; i < 200; ++i) {
+    const uint64_t h = t->ring->head.load(std::memory_order_relaxed);
+    if (h - t->ring->tail.load(std::memory_order_acquire) < t->ring->capacity) break;
+    wake_drain(st());
+    usleep(100);
+  }
+  t->ring->push(r);
+}
+
+void request_clock_sample() {
+  if (!g_state || !g_state->drain_running) return;
+  g_state->clock_requested.store(true);
+  wake_drain(*g_state);
+}
+
+bool is_own_thread(uint32_t tid) {
+  if (!g_state || !g_state->fork_child || tid == g_state->pid) return true;
+  std::lock_guard<std::mutex> g(g_state->reg_mu);
+  for (Ring* r : g_state->rings)
+    if (r->tid == tid) return true;
+  for (const auto& r : g_state->retired)
+    if (r.tid == tid) return true;
+  return false;
+}
+
+void register_name(fmt::StringKeyKind kind, uint64_t key, const char* name) {
+  if (!g_state || !name || uint32_t(kind) >= 3) return;
+  std::lock_guard<std::mutex> g(g_state->names_mu);
+  g_state->names[uint32_t(kind)][key] = name;
+}
+
+}  // namespace tickwise::rec

@@ -1,0 +1,568 @@
+// End-to-end tests of the recorder under the fakes: each test runs a test
+// application with the recorder preloaded, then reads the capture with the
+// reader and checks it against what the application says it did.
+//   tw_recorder_tests <test>     (ctest runs one process per test)
+// Environment (set by CMake): TW_BIN_DIR, TW_RECORDER, TW_FAKE_XDNA,
+// TW_PRELOAD_FIRST (the ASan runtime in sanitizer builds), TW_TMP.
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "json_mini.h"
+#include "reader.h"
+
+extern char** environ;
+
+using namespace tickwise;
+using Rec = fmt::Record;
+
+namespace {
+
+struct Failure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+#define CHECK(cond, ...)                                                            \
+  do {                                                                              \
+    if (!(cond)) {                                                                  \
+      char _m[512];                                                                 \
+      snprintf(_m, sizeof _m, __VA_ARGS__);                                         \
+      throw Failure(std::string(__FILE__ ":") + std::to_string(__LINE__) + ": " + #cond + ": " + _m); \
+    }                                                                               \
+  } while (0)
+
+std::string env(const char* n) {
+  const char* v = getenv(n);
+  if (!v) throw Failure(std::string("missing environment variable ") + n);
+  return v;
+}
+
+std::string bin(const std::string& app) { return env("TW_BIN_DIR") + "/tw_app_" + app; }
+
+std::string fresh_dir(const std::string& name) {
+  std::string base = env("TW_TMP");
+  mkdir(base.c_str(), 0775);
+  std::string d = base + "/" + name;
+  std::string cmd = "rm -rf '" + d + "' '" + d + ".summary.json' '" + d + ".counter'";
+  if (system(cmd.c_str()) != 0) throw Failure("cannot clean " + d);
+  return d;
+}
+
+struct Run {
+  std::vector<std::string> args;
+  std::vector<std::string> env;  // NAME=value
+  std::string capture_dir;       // "" = no TICKWISE_CAPTURE_DIR
+  bool recorder = true;
+};
+
+pid_t spawn(const std::string& exe, const Run& r) {
+  std::vector<std::string> envs;
+  for (char** e = environ; *e; ++e) {
+    std::string s = *e;
+    if (s.rfind("LD_PRELOAD=", 0) == 0 || s.rfind("TICKWISE_", 0) == 0) continue;
+    envs.push_back(s);
+  }
+  std::string preload;
+  auto add = [&](const std::string& p) {
+    if (!p.empty()) preload += (preload.empty() ? "" : ":") + p;
+  };
+  add(getenv("TW_PRELOAD_FIRST") ? getenv("TW_PRELOAD_FIRST") : "");
+  if (r.recorder) add(env("TW_RECORDER"));
+  add(env("TW_FAKE_XDNA"));
+  envs.push_back("LD_PRELOAD=" + preload);
+  if (!r.capture_dir.empty()) envs.push_back("TICKWISE_CAPTURE_DIR=" + r.capture_dir);
+  for (const auto& e : r.env) envs.push_back(e);
+  std::vector<char*> argv{const_cast<char*>(exe.c_str())};
+  for (const auto& a : r.args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (auto& e : envs) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    execve(exe.c_str(), argv.data(), envp.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+int wait_status(pid_t pid) {
+  int st = 0;
+  waitpid(pid, &st, 0);
+  return st;
+}
+
+int run(const std::string& exe, const Run& r) {
+  int st = wait_status(spawn(exe, r));
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+std::string slurp(const std::string& p) {
+  std::ifstream f(p);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+json::Value load_json(const std::string& p) {
+  std::string t = slurp(p);
+  CHECK(!t.empty(), "empty or missing %s", p.c_str());
+  return json::parse(t);
+}
+
+reader::Capture load_capture(const std::string& dir, bool allow_truncated = false) {
+  reader::Capture c;
+  std::string err;
+  CHECK(reader::read_capture(dir, c, err), "%s", err.c_str());
+  auto errs = reader::validate(c);
+  CHECK(errs.empty(), "%zu validation errors, first: %s", errs.size(), errs.empty() ? "" : errs[0].c_str());
+  if (!allow_truncated) CHECK(!c.truncated, "capture truncated: %s", c.stop_reason.c_str());
+  return c;
+}
+
+template <typename F>
+size_t count_if(const reader::Capture& c, fmt::Kind k, F f) {
+  size_t n = 0;
+  for (const auto& r : c.records)
+    if (r.prefix.kind == uint16_t(k) && f(r)) ++n;
+  return n;
+}
+size_t count(const reader::Capture& c, fmt::Kind k) {
+  return count_if(c, k, [](const Rec&) { return true; });
+}
+
+/// ThreadStats totals per tid (the last record of a tid holds its totals).
+std::map<uint32_t, fmt::ThreadStats> thread_totals(const reader::Capture& c) {
+  std::map<uint32_t, fmt::ThreadStats> m;
+  for (const auto& r : c.records)
+    if (r.prefix.kind == uint16_t(fmt::Kind::kThreadStats)) m[r.thread_stats.tid] = r.thread_stats;
+  return m;
+}
+
+// ---- tests ---------------------------------------------------------------------
+
+void test_launch_counts() {
+  const std::string dir = fresh_dir("launch_counts"), summary = dir + ".summary.json";
+  Run r;
+  r.args = {"--threads", "8", "--launches", "3000", "--graph-every", "50", "--out", summary};
+  r.capture_dir = dir;
+  r.env = {"TICKWISE_MARKERS=mul_mat_q4_K,flash_attn_ext"};
+  CHECK(run(bin("launcher"), r) == 0, "app failed");
+  auto s = load_json(summary);
+  auto c = load_capture(dir);
+  auto meta = json::parse(c.meta_json);
+  CHECK(meta["complete"].b && meta["end_reason"].str() == "exit", "meta not complete");
+  CHECK(meta["records_dropped_total"].u64() == 0, "drops: %llu", (unsigned long long)meta["records_dropped_total"].u64());
+
+  const std::pair<const char*, fmt::HipApi> apis[] = {
+      {"hipLaunchKernel", fmt::HipApi::kLaunchKernel},
+      {"hipModuleLaunchKernel", fmt::HipApi::kModuleLaunchKernel},
+      {"hipExtModuleLaunchKernel", fmt::HipApi::kExtModuleLaunchKernel},
+      {"hipLaunchKernelExC", fmt::HipApi::kLaunchKernelExC},
+      {"hipLaunchCooperativeKernel", fmt::HipApi::kLaunchCooperativeKernel},
+      {"hipExtLaunchKernel", fmt::HipApi::kExtLaunchKernel},
+      {"hipGraphLaunch", fmt::HipApi::kGraphLaunch}};
+  for (const auto& [name, api] : apis) {
+    const size_t got = count_if(c, fmt::Kind::kHipLaunch, [&](const Rec& x) { return x.hip_launch.api == uint16_t(api); });
+    CHECK(got == s[name].u64(), "%s: recorded %zu, launched %llu", name, got, (unsigned long long)s[name].u64());
+  }
+  CHECK(count(c, fmt::Kind::kHipLaunch) == s["launch_calls"].u64(), "launch total");
+  CHECK(count(c, fmt::Kind::kHipSync) == s["sync_calls"].u64(), "sync total %zu vs %llu", count(c, fmt::Kind::kHipSync),
+        (unsigned long long)s["sync_calls"].u64());
+  for (const auto& t : s["threads"].items) {
+    const uint32_t tid = uint32_t(t["tid"].u64());
+    const size_t got = count_if(c, fmt::Kind::kHipLaunch, [&](const Rec& x) { return x.hip_launch.tid == tid; });
+    CHECK(got == t["launch_calls"].u64(), "thread %u: %zu of %llu", tid, got, (unsigned long long)t["launch_calls"].u64());
+  }
+  // Every kernel execution arrived from rocprofiler and names its launch.
+  std::map<uint64_t, const fmt::HipLaunch*> launches;
+  for (const auto& x : c.records)
+    if (x.prefix.kind == uint16_t(fmt::Kind::kHipLaunch)) launches[x.hip_launch.launch_id] = &x.hip_launch;
+  std::map<uint64_t, int> per_launch;
+  const int64_t boot_off = c.header.boottime_minus_monotonic_ns;
+  size_t dispatches = 0;
+  for (const auto& x : c.records) {
+    if (x.prefix.kind != uint16_t(fmt::Kind::kHipDispatch)) continue;
+    ++dispatches;
+    const auto& d = x.hip_dispatch;
+    CHECK(d.time_domain == uint16_t(fmt::Domain::kHostBoottime), "dispatch domain %u", d.time_domain);
+    auto it = launches.find(d.correlation_external);
+    CHECK(it != launches.end(), "dispatch %llu has no launch (external id %llu)", (unsigned long long)d.dispatch_id,
+          (unsigned long long)d.correlation_external);
+    ++per_launch[d.correlation_external];
+    const int64_t start_mono = int64_t(d.start) - boot_off;
+    CHECK(start_mono + 100000 >= int64_t(it->second->host_enter_ns), "dispatch starts before its launch");
+    CHECK(d.tid == it->second->tid, "dispatch tid %u vs launch tid %u", d.tid, it->second->tid);
+  }
+  CHECK(dispatches == s["kernels"].u64(), "dispatches %zu, kernels %llu", dispatches, (unsigned long long)s["kernels"].u64());
+  for (const auto& [id, l] : launches) {
+    const int want = l->api == uint16_t(fmt::HipApi::kGraphLaunch) ? int(s["graph_nodes"].u64()) : 1;
+    CHECK(per_launch[id] == want, "launch %llu has %d dispatches, want %d", (unsigned long long)id, per_launch[id], want);
+    if (l->api != uint16_t(fmt::HipApi::kGraphLaunch)) {
+      const uint32_t kk = (l->api == uint16_t(fmt::HipApi::kModuleLaunchKernel) ||
+                           l->api == uint16_t(fmt::HipApi::kExtModuleLaunchKernel))
+                              ? 1u
+                              : 2u;
+      CHECK(c.names.count({kk, l->function}), "no name for function %llx", (unsigned long long)l->function);
+    }
+  }
+  std::set<std::string> names;
+  for (const auto& [k, v] : c.names) names.insert(v);
+  for (const char* n : {"mul_mat_q4_K_rows", "flash_attn_ext_f16", "rms_norm_f32", "rope_neox_f32", "soft_max_f32"})
+    CHECK(names.count(n), "name %s missing", n);
+  // Clock samples: boottime and hip:0 at start and at exit.
+  for (uint16_t dom : {uint16_t(1), uint16_t(16)}) {
+    for (uint32_t why : {0u, 2u})
+      CHECK(count_if(c, fmt::Kind::kClockSample, [&](const Rec& x) { return x.clock.domain == dom && x.clock.reason == why; }) == 1,
+            "clock domain %u reason %u", dom, why);
+  }
+  bool hip_domain = false;
+  for (const auto& d : meta["clock_domains"].items)
+    if (d["id"].u64() == 16) hip_domain = d["tick_hz_declared"].u64() == 100000000ull && d["unit"].str() == "tick";
+  CHECK(hip_domain, "meta lacks the hip:0 clock domain with its declared frequency");
+  // Provenance: the loaded libraries with build ids; markers counted in the app.
+  bool saw_recorder = false, saw_hip = false, saw_marker = false;
+  for (const auto& p : meta["provenance"].items) {
+    const std::string& path = p["path"].str();
+    if (path.find("libtickwise_recorder.so") != std::string::npos) saw_recorder = p["build_id"].str().size() >= 16;
+    if (path.find("libamdhip64.so") != std::string::npos) saw_hip = p["size_bytes"].u64() > 0 && p["mtime_ns"].str().size() > 0;
+    if (path.find("tw_app_launcher") != std::string::npos) saw_marker = p["markers"]["mul_mat_q4_K"].u64() >= 1;
+  }
+  CHECK(saw_recorder && saw_hip && saw_marker, "provenance: recorder %d hip %d marker %d", saw_recorder, saw_hip, saw_marker);
+  printf("launch_counts: %zu launches, %zu dispatches, %zu records\n", launches.size(), dispatches, c.records.size());
+}
+
+void test_npu_counts() {
+  const std::string dir = fresh_dir("npu_counts"), summary = dir + ".summary.json";
+  Run r;
+  r.args = {"--threads", "4", "--cmds", "150", "--out", summary};
+  r.capture_dir = dir;
+  r.env = {"TICKWISE_FAKE_XDNA_DELAY_US=300"};
+  CHECK(run(bin("npu"), r) == 0, "app failed");
+  auto s = load_json(summary);
+  auto c = load_capture(dir);
+  CHECK(count(c, fmt::Kind::kXdnaExecCmd) == s["exec"].u64(), "exec %zu vs %llu", count(c, fmt::Kind::kXdnaExecCmd),
+        (unsigned long long)s["exec"].u64());
+  CHECK(count(c, fmt::Kind::kXdnaWaitCmd) == s["wait_cmd"].u64(), "wait_cmd");
+  CHECK(count(c, fmt::Kind::kXdnaSyncobjTimelineWait) == s["timeline_pairs"].u64(), "timeline pairs");
+  CHECK(count(c, fmt::Kind::kXdnaSyncBo) == s["sync_bo"].u64(), "sync_bo");
+  CHECK(count(c, fmt::Kind::kXdnaUnknownIoctl) == s["unknown"].u64(), "unknown %zu vs %llu",
+        count(c, fmt::Kind::kXdnaUnknownIoctl), (unsigned long long)s["unknown"].u64());
+  CHECK(count(c, fmt::Kind::kXdnaHwctxCreate) == s["hwctx"].u64(), "hwctx");
+  CHECK(count(c, fmt::Kind::kXdnaHwctxDestroy) == s["hwctx"].u64(), "hwctx destroy");
+  CHECK(count(c, fmt::Kind::kXdnaDevice) == 4, "4 device fds recognised, got %zu", count(c, fmt::Kind::kXdnaDevice));
+  // Each command's completion is observed: a wait covering (syncobj, seq) or WAIT_CMD (hwctx, seq).
+  std::map<std::pair<int, uint32_t>, uint32_t> syncobj_of;  // (fd, hwctx) -> syncobj
+  for (const auto& x : c.records)
+    if (x.prefix.kind == uint16_t(fmt::Kind::kXdnaHwctxCreate))
+      syncobj_of[{x.xdna.fd, x.xdna_hwctx_create.hwctx}] = x.xdna_hwctx_create.syncobj;
+  std::map<std::tuple<int, uint32_t, uint64_t>, uint64_t> done;  // (fd, syncobj, point) -> wait exit
+  std::map<std::tuple<int, uint32_t, uint64_t>, uint64_t> done_cmd;  // (fd, hwctx, seq)
+  for (const auto& x : c.records) {
+    if (x.prefix.kind == uint16_t(fmt::Kind::kXdnaSyncobjTimelineWait) && x.xdna.result == 0)
+      done[{x.xdna.fd, x.xdna_wait.syncobj, x.xdna_wait.point}] = x.xdna.host_exit_ns;
+    if (x.prefix.kind == uint16_t(fmt::Kind::kXdnaWaitCmd) && x.xdna.result == 0)
+      done_cmd[{x.xdna.fd, x.xdna_wait_cmd.hwctx, x.xdna_wait_cmd.seq}] = x.xdna.host_exit_ns;
+    if (x.prefix.kind == uint16_t(fmt::Kind::kXdnaUnknownIoctl))
+      CHECK(x.xdna_unknown.nr == 0x5F || (x.xdna_unknown.nr == 0x46 && x.xdna_unknown.size == 48), "unknown nr %u size %u",
+            x.xdna_unknown.nr, x.xdna_unknown.size);
+  }
+  size_t matched = 0;
+  for (const auto& x : c.records) {
+    if (x.prefix.kind != uint16_t(fmt::Kind::kXdnaExecCmd)) continue;
+    const auto& e = x.xdna_exec;
+    CHECK(e.result == 0 && e.seq > 0 && e.cmd_count == 1, "exec result %d seq %llu", e.result, (unsigned long long)e.seq);
+    uint64_t exit = 0;
+    auto a = done.find({e.fd, syncobj_of[{e.fd, e.hwctx}], e.seq});
+    if (a != done.end()) exit = a->second;
+    auto b = done_cmd.find({e.fd, e.hwctx, e.seq});
+    if (b != done_cmd.end()) exit = b->second;
+    CHECK(exit != 0, "no completion observed for hwctx %u seq %llu", e.hwctx, (unsigned long long)e.seq);
+    CHECK(exit >= e.host_enter_ns + 300000, "completion %llu ns after submit, less than the 300 us delay",
+          (unsigned long long)(exit - e.host_enter_ns));
+    ++matched;
+  }
+  printf("npu_counts: %zu commands, each with an observed completion\n", matched);
+}
+
+void test_drops() {
+  const std::string dir = fresh_dir("drops"), summary = dir + ".summary.json";
+  Run r;
+  r.args = {"--threads", "8", "--launches", "20000", "--graph-every", "0", "--out", summary};
+  r.capture_dir = dir;
+  r.env = {"TICKWISE_RING_RECORDS=16", "TICKWISE_DRAIN_PERIOD_MS=200", "TICKWISE_ROCPROFILER=0"};
+  CHECK(run(bin("launcher"), r) == 0, "app failed");
+  auto s = load_json(summary);
+  auto c = load_capture(dir);
+  auto meta = json::parse(c.meta_json);
+  const uint64_t dropped = meta["records_dropped_total"].u64();
+  CHECK(dropped > 0, "no drops with a 16-record ring");
+  CHECK(meta["ring_records"].u64() == 16, "ring_records %llu", (unsigned long long)meta["ring_records"].u64());
+  auto totals = thread_totals(c);
+  uint64_t dropped_in_stats = 0;
+  for (const auto& t : s["threads"].items) {
+    const uint32_t tid = uint32_t(t["tid"].u64());
+    CHECK(totals.count(tid), "no ThreadStats for thread %u", tid);
+    const auto& st = totals[tid];
+    const uint64_t issued = t["launch_calls"].u64() + t["syncs"].u64();
+    CHECK(st.pushed_total + st.dropped_total == issued, "thread %u: pushed %llu + dropped %llu != issued %llu", tid,
+          (unsigned long long)st.pushed_total, (unsigned long long)st.dropped_total, (unsigned long long)issued);
+    const size_t in_file = count_if(c, fmt::Kind::kHipLaunch, [&](const Rec& x) { return x.prefix.tid == tid; }) +
+                           count_if(c, fmt::Kind::kHipSync, [&](const Rec& x) { return x.prefix.tid == tid; });
+    CHECK(in_file == st.pushed_total, "thread %u: %zu records in file, %llu pushed", tid, in_file,
+          (unsigned long long)st.pushed_total);
+    dropped_in_stats += st.dropped_total;
+  }
+  CHECK(dropped_in_stats <= dropped, "meta drops %llu < per-thread %llu", (unsigned long long)dropped,
+        (unsigned long long)dropped_in_stats);
+  printf("drops: %llu dropped of %llu, every drop accounted per thread\n", (unsigned long long)dropped,
+         (unsigned long long)(s["launch_calls"].u64() + s["sync_calls"].u64()));
+}
+
+uint64_t read_counter(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  uint64_t v = 0;
+  f.read(reinterpret_cast<char*>(&v), sizeof v);
+  return v;
+}
+
+pid_t start_until(const std::string& dir, const std::string& counter, uint64_t at_least) {
+  Run r;
+  r.args = {"--counter", counter};
+  r.capture_dir = dir;
+  pid_t pid = spawn(bin("sigterm"), r);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (read_counter(counter) < at_least) {
+    CHECK(std::chrono::steady_clock::now() < until, "app did not reach %llu launches", (unsigned long long)at_least);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return pid;
+}
+
+void test_sigterm() {
+  const std::string dir = fresh_dir("sigterm"), counter = dir + ".counter";
+  pid_t pid = start_until(dir, counter, 500);
+  kill(pid, SIGTERM);
+  const int st = wait_status(pid);
+  CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM, "app should die of SIGTERM (status %d)", st);
+  const uint64_t launched = read_counter(counter);
+  auto c = load_capture(dir);
+  auto meta = json::parse(c.meta_json);
+  CHECK(meta["complete"].b && meta["end_reason"].str() == "signal:15", "meta end_reason %s", meta["end_reason"].str().c_str());
+  const size_t recorded = count(c, fmt::Kind::kHipLaunch);
+  CHECK(recorded >= 500 && recorded <= launched + 1, "recorded %zu, launched %llu", recorded, (unsigned long long)launched);
+  std::set<uint64_t> with_dispatch;
+  for (const auto& x : c.records)
+    if (x.prefix.kind == uint16_t(fmt::Kind::kHipDispatch)) with_dispatch.insert(x.hip_dispatch.correlation_external);
+  size_t missing = 0;
+  for (const auto& x : c.records)
+    if (x.prefix.kind == uint16_t(fmt::Kind::kHipLaunch) && !with_dispatch.count(x.hip_launch.launch_id)) ++missing;
+  CHECK(missing <= 1, "%zu launches without their dispatch record after SIGTERM", missing);
+  printf("sigterm: %zu of %llu launches recorded, capture complete\n", recorded, (unsigned long long)launched);
+}
+
+void test_crash_readable() {
+  const std::string dir = fresh_dir("crash"), counter = dir + ".counter";
+  pid_t pid = start_until(dir, counter, 3000);
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  kill(pid, SIGKILL);
+  wait_status(pid);
+  const uint64_t launched = read_counter(counter);
+  auto c = load_capture(dir, true);
+  auto meta = json::parse(c.meta_json);
+  CHECK(!meta["complete"].b, "a SIGKILLed capture cannot be complete");
+  const size_t recorded = count(c, fmt::Kind::kHipLaunch);
+  CHECK(recorded >= 1000 && recorded <= launched, "recorded %zu of %llu", recorded, (unsigned long long)launched);
+  printf("crash_readable: %zu of %llu launches readable after SIGKILL (%llu chunks)\n", recorded,
+         (unsigned long long)launched, (unsigned long long)c.chunks_ok);
+}
+
+void fork_test(bool own) {
+  const std::string dir = fresh_dir(own ? "fork_own" : "fork_off"), summary = dir + ".summary.json";
+  Run r;
+  r.args = {"--parent-launches", "4000", "--child-launches", "500", "--out", summary};
+  r.capture_dir = dir;
+  if (!own) r.env = {"TICKWISE_FORK=off"};
+  CHECK(run(bin("fork"), r) == 0, "app failed");
+  auto s = load_json(summary);
+  const uint32_t child = uint32_t(s["child_pid"].u64());
+  auto c = load_capture(dir);
+  CHECK(c.header.pid != child && !(c.header.flags & 1), "parent header");
+  CHECK(count(c, fmt::Kind::kHipLaunch) == s["parent_launches"].u64(), "parent launches %zu vs %llu",
+        count(c, fmt::Kind::kHipLaunch), (unsigned long long)s["parent_launches"].u64());
+  for (const auto& x : c.records) CHECK(x.prefix.tid != child, "a record of the child (tid %u) in the parent's capture", child);
+  const std::string cdir = dir + "/proc-" + std::to_string(child);
+  struct stat sb;
+  if (!own) {
+    CHECK(stat(cdir.c_str(), &sb) != 0, "TICKWISE_FORK=off must not write a child capture");
+    printf("fork_off: parent intact (%zu launches), child not recorded\n", count(c, fmt::Kind::kHipLaunch));
+    return;
+  }
+  auto cc = load_capture(cdir);
+  CHECK(cc.header.pid == child && (cc.header.flags & 1) && cc.header.parent_pid == c.header.pid, "child header");
+  CHECK(count(cc, fmt::Kind::kHipLaunch) == s["child_launches"].u64(), "child launches %zu",
+        count(cc, fmt::Kind::kHipLaunch));
+  CHECK(count(cc, fmt::Kind::kHipDispatch) == s["child_launches"].u64(), "child dispatches %zu",
+        count(cc, fmt::Kind::kHipDispatch));
+  auto cm = json::parse(cc.meta_json);
+  CHECK(cm["fork_child"].b && cm["parent_pid"].u64() == c.header.pid && cm["complete"].b, "child meta");
+  printf("fork_own: parent %zu launches, child %zu launches in %s\n", count(c, fmt::Kind::kHipLaunch),
+         count(cc, fmt::Kind::kHipLaunch), cdir.c_str());
+}
+
+struct Fit {
+  long double hz, ppm, offset_err_ticks, max_resid_ns;
+  size_t n;
+};
+
+/// Weighted least squares host_mid = a + b * tick, narrow brackets weighted most.
+Fit fit_domain(const reader::Capture& c, uint16_t domain, long double nominal_hz, long double true_offset,
+               long double true_ticks_per_ns) {
+  std::vector<fmt::ClockSample> s;
+  for (const auto& x : c.records)
+    if (x.prefix.kind == uint16_t(fmt::Kind::kClockSample) && x.clock.domain == domain) s.push_back(x.clock);
+  CHECK(s.size() >= 10, "only %zu samples in domain %u", s.size(), domain);
+  const long double x0 = s.front().device_value, y0 = s.front().host_before_ns;
+  long double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const auto& k : s) {
+    const long double w = 1.0L / (std::pow((long double)(k.host_after_ns - k.host_before_ns), 2) + 100.0L * 100.0L);
+    const long double x = (long double)k.device_value - x0;
+    const long double y = ((long double)k.host_before_ns + (long double)k.host_after_ns) / 2 - y0;
+    sw += w, sx += w * x, sy += w * y, sxx += w * x * x, sxy += w * x * y;
+  }
+  const long double b = (sw * sxy - sx * sy) / (sw * sxx - sx * sx);  // ns per tick
+  const long double a = (sy - b * sx) / sw;
+  Fit f{};
+  f.n = s.size();
+  f.hz = 1e9L / b;
+  f.ppm = (f.hz / nominal_hz - 1) * 1e6L;
+  for (const auto& k : s) {
+    const long double mid = ((long double)k.host_before_ns + (long double)k.host_after_ns) / 2;
+    const long double pred = y0 + a + b * ((long double)k.device_value - x0);
+    f.max_resid_ns = std::max(f.max_resid_ns, std::fabs(mid - pred));
+  }
+  // The injected clock at the middle of the capture against the fitted one.
+  const long double t_mid = ((long double)s.front().host_before_ns + (long double)s.back().host_after_ns) / 2;
+  const long double tick_true = true_offset + t_mid * true_ticks_per_ns;
+  const long double tick_fit = x0 + (t_mid - y0 - a) / b;
+  f.offset_err_ticks = std::fabs(tick_fit - tick_true);
+  return f;
+}
+
+void test_clock_fit() {
+  const std::string dir = fresh_dir("clock_fit"), summary = dir + ".summary.json";
+  Run r;
+  r.args = {"--threads", "2", "--launches", "300", "--duration-ms", "1500", "--out", summary};
+  r.capture_dir = dir;
+  r.env = {"TICKWISE_CLOCK_PERIOD_MS=50", "TICKWISE_FAKE_HIP_DEVICES=2", "TICKWISE_FAKE_HIP_DRIFT_PPM=37.5",
+           "TICKWISE_FAKE_HIP_OFFSET_TICKS=123456789012", "TICKWISE_FAKE_CLOCK_JITTER_NS=20000"};
+  CHECK(run(bin("launcher"), r) == 0, "app failed");
+  auto c = load_capture(dir);
+  for (int d = 0; d < 2; ++d) {
+    const long double ppm_true = 37.5L + 3.0L * d;
+    const long double offset = 123456789012.0L + d * 1000000007.0L;
+    const long double rate = 100e6L / 1e9L * (1 + ppm_true / 1e6L);
+    Fit f = fit_domain(c, uint16_t(16 + d), 100e6L, offset, rate);
+    printf("clock_fit hip:%d: %zu samples, fitted %.3Lf Hz, drift %.3Lf ppm (injected %.1Lf), offset error %.1Lf ticks, "
+           "max residual %.0Lf ns\n",
+           d, f.n, f.hz, f.ppm, ppm_true, f.offset_err_ticks, f.max_resid_ns);
+    CHECK(std::fabs(f.ppm - ppm_true) < 5.0L, "drift %.3Lf ppm vs injected %.1Lf", f.ppm, ppm_true);
+    CHECK(f.offset_err_ticks < 200.0L, "offset error %.1Lf ticks", f.offset_err_ticks);
+  }
+  // The BOOTTIME samples agree with the header's offset.
+  for (const auto& x : c.records)
+    if (x.prefix.kind == uint16_t(fmt::Kind::kClockSample) && x.clock.domain == 1) {
+      const int64_t off = int64_t(x.clock.device_value) - int64_t((x.clock.host_before_ns + x.clock.host_after_ns) / 2);
+      CHECK(std::llabs(off - c.header.boottime_minus_monotonic_ns) < 1000000, "boottime offset moved by %lld ns",
+            (long long)(off - c.header.boottime_minus_monotonic_ns));
+    }
+}
+
+void test_inert() {
+  const std::string dir = fresh_dir("inert"), summary = dir + ".summary.json";
+  Run r;
+  r.args = {"--threads", "2", "--launches", "200", "--out", summary};
+  CHECK(run(bin("launcher"), r) == 0, "app failed without capture dir");
+  struct stat sb;
+  CHECK(stat(dir.c_str(), &sb) != 0, "inert run created %s", dir.c_str());
+  CHECK(load_json(summary)["launch_calls"].u64() == 400, "app summary");
+  printf("inert: app ran unchanged without TICKWISE_CAPTURE_DIR\n");
+}
+
+void test_reader_truncated() {
+  const std::string dir = fresh_dir("truncated"), summary = dir + ".summary.json";
+  Run r;
+  r.args = {"--threads", "4", "--launches", "3000", "--out", summary};
+  r.capture_dir = dir;
+  CHECK(run(bin("launcher"), r) == 0, "app failed");
+  auto full = load_capture(dir);
+  CHECK(full.chunks_ok >= 3, "want several chunks, got %llu", (unsigned long long)full.chunks_ok);
+  const std::string data = slurp(dir + "/records.twr");
+  auto variant = [&](const std::string& name, const std::string& bytes) {
+    const std::string d = fresh_dir(name);
+    mkdir(d.c_str(), 0775);
+    std::ofstream(d + "/records.twr", std::ios::binary) << bytes;
+    return load_capture(d, true);
+  };
+  // Cut inside the last chunk: everything before it survives.
+  auto cut = variant("truncated_cut", data.substr(0, data.size() - 10));
+  CHECK(cut.truncated && cut.chunks_ok == full.chunks_ok - 1, "cut: truncated %d chunks %llu", cut.truncated,
+        (unsigned long long)cut.chunks_ok);
+  CHECK(cut.records.size() < full.records.size() && !cut.records.empty(), "cut records");
+  // Flip one payload byte of the second chunk: reading stops there.
+  std::string flipped = data;
+  fmt::ChunkHeader h0;
+  memcpy(&h0, data.data() + sizeof(fmt::FileHeader), sizeof h0);
+  const size_t second = sizeof(fmt::FileHeader) + sizeof h0 + h0.payload_bytes;
+  flipped[second + sizeof(fmt::ChunkHeader) + 5] ^= 0x40;
+  auto bad = variant("truncated_flip", flipped);
+  CHECK(bad.truncated && bad.chunks_ok == 1 && bad.stop_reason.find("CRC") != std::string::npos, "flip: %s",
+        bad.stop_reason.c_str());
+  printf("reader_truncated: cut -> %llu/%llu chunks; flipped byte -> stops at chunk 2 (%s)\n",
+         (unsigned long long)cut.chunks_ok, (unsigned long long)full.chunks_ok, bad.stop_reason.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::map<std::string, std::function<void()>> tests = {
+      {"launch_counts", test_launch_counts},
+      {"npu_counts", test_npu_counts},
+      {"drops", test_drops},
+      {"sigterm", test_sigterm},
+      {"crash_readable", test_crash_readable},
+      {"fork_own", [] { fork_test(true); }},
+      {"fork_off", [] { fork_test(false); }},
+      {"clock_fit", test_clock_fit},
+      {"inert", test_inert},
+      {"reader_truncated", test_reader_truncated},
+  };
+  if (argc < 2 || !tests.count(argv[1])) {
+    fprintf(stderr, "usage: tw_recorder_tests <test>; tests:");
+    for (const auto& [n, f] : tests) fprintf(stderr, " %s", n.c_str());
+    fprintf(stderr, "\n");
+    return 2;
+  }
+  try {
+    tests.at(argv[1])();
+  } catch (const std::exception& e) {
+    fprintf(stderr, "FAIL %s: %s\n", argv[1], e.what());
+    return 1;
+  }
+  return 0;
+}
