@@ -167,7 +167,10 @@ export async function launches(store: Store, opts: LaunchesOptions = {}): Promis
     throw new TickwiseError('nothing-selected', analyzerMessages.costNoMatch(opts.kernel, []));
   }
   groups.sort((a, b) => b.excess_ns - a.excess_ns || (b.total_ns > a.total_ns ? 1 : b.total_ns < a.total_ns ? -1 : 0) || a.kernel.localeCompare(b.kernel));
-  const captureIds = [...new Set(plan.devices.map((d) => d.capture_id))];
+  // NPU commands live in host_events: a capture may have them and no timed dispatch
+  const captureIds = opts.captureId !== undefined
+    ? [opts.captureId]
+    : (await store.query({ capture_id: 'number' }, 'SELECT capture_id FROM captures ORDER BY capture_id')).map((r) => r.capture_id);
   return {
     segment: plan.segment,
     kernel: opts.kernel ?? null,
