@@ -41,12 +41,13 @@ describe.skipIf(skip)('in headless Chromium', () => {
     await closeBrowser();
   });
 
-  it('the report opens clean, draws every chart, and the overview brush zooms the timeline', async () => {
+  it('the report opens clean, draws every chart; the overview brush and the segment dropdown zoom the timeline', async () => {
     const data = await collectReport(store, { ceiling: { gpuKernel: '*_dispatch_6_matmul_512x8192x3072_*', gpuRowsPerDispatch: 512, npuTileMs: 6.0, rows: 8192 } });
     const file = join(dir, 'report.html');
     writeFileSync(file, reportHtml(data));
     let before: number[] = [];
     let after: number[] = [];
+    let first: number[] = [];
     const steady = data.devices[0]!.segments[1]!;
     const v = await visit(file, 'report', {
       interact: async (page) => {
@@ -65,6 +66,9 @@ describe.skipIf(skip)('in headless Chromium', () => {
         await page.mouse.move(brush.x - 200, y, { steps: 5 });
         await page.mouse.up();
         after = await domain();
+        // the dropdown under the chart zooms the detail to a segment
+        await page.locator('.tw-chart[data-spec="timeline"] select').selectOption({ label: 'iGPU · igpu-prefill: segment 0 (first)' });
+        first = await domain();
       },
     });
     expectClean(v, ['timeline', 'gaps', 'kernels', 'ceiling']);
@@ -74,6 +78,9 @@ describe.skipIf(skip)('in headless Chromium', () => {
     expect(before[1]).toBeCloseTo(Number(steady.end_ns - origin) / 1e6, 1);
     expect(after[1]! - after[0]!).toBeLessThan(before[1]! - before[0]!);
     expect(after[1]!).toBeLessThan(before[0]!);
+    const cold = data.devices[0]!.segments[0]!;
+    expect(first[0]).toBeCloseTo(Number(cold.start_ns - origin) / 1e6, 1);
+    expect(first[1]).toBeCloseTo(Number(cold.end_ns - origin) / 1e6, 1);
     expect(v.text).toContain('# capture 1: captures/sample/igpu-prefill.ireeperf.jsonl');
     const timeline = v.charts.find((c) => c.id === 'timeline')!;
     expect(timeline.marks).toBeGreaterThan(2000);

@@ -7,7 +7,9 @@ import { FULL_WIDTH, KIND_COLORS, VEGA_LITE_SCHEMA, msSince, r6, type VegaLiteSp
  * dispatch). Two views: the detail on top and an overview below; dragging
  * on the overview (a brush) zooms the detail. The brush opens on the first
  * steady segment, so the page starts zoomed into one prefill; segments are
- * drawn as labelled bands in both views. Bars are shaded by how much of
+ * drawn as labelled bands in both views, and a dropdown under the chart
+ * zooms the detail to any segment (its `domainRaw` overrides the brush
+ * until "the overview brush" is chosen again). Bars are shaded by how much of
  * them is busy (aggregated bars of big captures are not all busy).
  */
 export function timelineSpec(t: ReportTimeline, devices: readonly ReportDevice[]): VegaLiteSpec {
@@ -30,6 +32,11 @@ export function timelineSpec(t: ReportTimeline, devices: readonly ReportDevice[]
     dispatches: s.dispatches,
   }))));
   const steady = devices.find((d) => d.segments.length >= 2)?.segments[1];
+  // a dropdown under the chart zooms the detail to one segment (scale domainRaw overrides the brush while set)
+  const zoomable = devices.flatMap((d) => (d.segments.length < 2 ? [] : d.segments.map((s) => ({
+    label: `${d.label.split(' (')[0]}: segment ${s.segment}${s.role === 'first' ? ' (first)' : ''}`,
+    range: [msSince(s.start_ns, t.origin_ns), msSince(s.end_ns, t.origin_ns)],
+  }))));
   const brushValue = steady ? { x: [msSince(steady.start_ns, t.origin_ns), msSince(steady.end_ns, t.origin_ns)] } : undefined;
   const rows = devices.map((d) => d.label);
   const y = { field: 'device', type: 'nominal' as const, title: null, sort: rows, axis: { labelLimit: 320 } };
@@ -44,11 +51,26 @@ export function timelineSpec(t: ReportTimeline, devices: readonly ReportDevice[]
   ];
   const color = { field: 'kind', type: 'nominal' as const, scale: { ...KIND_COLORS, domain: [...KIND_COLORS.domain], range: [...KIND_COLORS.range] }, title: 'device kind' };
   const opacity = { field: 'busy_share', type: 'quantitative' as const, scale: { domain: [0, 1], range: [0.25, 1] }, legend: null };
-  const detailX = { field: 'start_ms', type: 'quantitative' as const, title: 'ms since the first dispatch', scale: { domain: { param: 'brush' } } };
+  // the detail's domain: the chosen segment, else the overview's brush (VL's top-level "brush" signal
+  // holds the selection as {start_ms: [from, to]}), else everything
+  const brushDomain = 'brush && brush.start_ms ? brush.start_ms : null';
+  const detailX = {
+    field: 'start_ms', type: 'quantitative' as const, title: 'ms since the first dispatch',
+    scale: zoomable.length
+      ? { domainRaw: { expr: `zoom_segment >= 0 ? ${JSON.stringify(zoomable.map((z) => z.range))}[zoom_segment] : (${brushDomain})` } }
+      : { domain: { param: 'brush' } },
+  };
   return {
     $schema: VEGA_LITE_SCHEMA,
     description: 'Busy/idle timeline per device; drag on the overview to zoom the detail',
     datasets: { busy, segments },
+    ...(zoomable.length ? {
+      params: [{
+        name: 'zoom_segment',
+        value: -1,
+        bind: { input: 'select', name: 'zoom the detail to ', options: [-1, ...zoomable.map((_z, i) => i)], labels: ['the overview brush', ...zoomable.map((z) => z.label)] },
+      }],
+    } : {}),
     vconcat: [
       {
         title: { text: 'Busy / idle per device', subtitle: 'bars: busy; gaps: idle. Drag on the overview below to zoom; double-click it to reset.' },
