@@ -122,5 +122,5 @@ export function redactArgv(argv: readonly string[]): string[] {
 
 /** A command line as one shell-quoted string. */
 export function shellJoin(argv: readonly string[]): string {
-  return argv.map((w) => (/^[A-Za-z0-9_@%+=:,./<>-]+$/.test(w) ? w : `'${w.replaceAll("'", "'\\''")}'`)).join(' ');
+  return argv.map((w) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : `'${w.replaceAll("'", "'\\''")}'`)).join(' ');
 }
