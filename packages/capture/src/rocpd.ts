@@ -108,16 +108,21 @@ export async function importRocpd(store: Store, src: SourceFile, opts: ImportOpt
     const symName = ['display_name', 'kernel_name'].filter((c) => symCols.has(c)).map((c) => `nullif(S.${c}, '')`);
     const eventCols = event ? columns(db, event) : new Set<string>();
     const hasCorr = event !== null && eventCols.has('correlation_id') && kdCols.has('event_id');
+    // A merged database holds several processes' rows (one guid each): ids repeat across them, so joins match the guid too.
+    const guid = new Map<string | null, boolean>([[null, false]]);
+    for (const t of [kd, agent, sym, str, ts, track, event, region, copy]) if (t) guid.set(t, columns(db, t).has('guid'));
+    const g = (a: string, ta: string | null, b: string, tb: string | null) => (guid.get(ta) && guid.get(tb) ? ` AND ${a}.guid = ${b}.guid` : '');
 
     // Where the agent, queue, thread and times of a dispatch live in each layout.
     const t = inline ? 'K' : 'T';
     const start = inline ? 'K."start"' : 'TS.value';
     const end = inline ? 'K."end"' : 'TE.value';
     const joins = [
-      inline ? '' : `LEFT JOIN ${track} T ON T.id = K.track_id LEFT JOIN ${ts} TS ON TS.id = K.start_id LEFT JOIN ${ts} TE ON TE.id = K.end_id`,
-      agent ? `LEFT JOIN ${agent} A ON A.id = ${t}.agent_id` : '',
-      sym ? `LEFT JOIN ${sym} S ON S.id = K.kernel_id` : '',
-      hasCorr ? `LEFT JOIN ${event} E ON E.id = K.event_id` : '',
+      inline ? '' : `LEFT JOIN ${track} T ON T.id = K.track_id${g('T', track, 'K', kd)} LEFT JOIN ${ts} TS ON TS.id = K.start_id${g('TS', ts, 'K', kd)}
+        LEFT JOIN ${ts} TE ON TE.id = K.end_id${g('TE', ts, 'K', kd)}`,
+      agent ? `LEFT JOIN ${agent} A ON A.id = ${t}.agent_id${g('A', agent, 'K', kd)}` : '',
+      sym ? `LEFT JOIN ${sym} S ON S.id = K.kernel_id${g('S', sym, 'K', kd)}` : '',
+      hasCorr ? `LEFT JOIN ${event} E ON E.id = K.event_id${g('E', event, 'K', kd)}` : '',
     ].join(' ');
     const kdSql = `SELECT K.id AS row_id, ${agentIndex ? `coalesce(A.${agentIndex}, ${t}.agent_id)` : `${t}.agent_id`} AS device,
         ${agent && agentCols.has('type') ? 'A.type' : 'NULL'} AS agent_type, ${agentName.length ? `coalesce(${agentName.join(', ')})` : 'NULL'} AS agent_name,
@@ -182,10 +187,11 @@ export async function importRocpd(store: Store, src: SourceFile, opts: ImportOpt
           const cat = event && eventCols.has('category_id') && rc.has('event_id');
           const rsql = `SELECT R.id AS id, NS.string AS name, ${cat ? 'CS.string' : 'NULL'} AS category, ${inlineR ? 'R.tid' : 'T.tid'} AS tid,
               ${inlineR ? 'R."start"' : 'TS.value'} AS s, ${inlineR ? 'R."end"' : 'TE.value'} AS e, ${hasCorr && rc.has('event_id') ? 'E.correlation_id' : 'NULL'} AS corr
-            FROM ${region} R LEFT JOIN ${str} NS ON NS.id = R.name_id
-            ${inlineR ? '' : `LEFT JOIN ${track} T ON T.id = R.track_id LEFT JOIN ${ts} TS ON TS.id = R.start_id LEFT JOIN ${ts} TE ON TE.id = R.end_id`}
-            ${event && rc.has('event_id') ? `LEFT JOIN ${event} E ON E.id = R.event_id` : ''}
-            ${cat ? `LEFT JOIN ${str} CS ON CS.id = E.category_id` : ''}
+            FROM ${region} R LEFT JOIN ${str} NS ON NS.id = R.name_id${g('NS', str, 'R', region)}
+            ${inlineR ? '' : `LEFT JOIN ${track} T ON T.id = R.track_id${g('T', track, 'R', region)} LEFT JOIN ${ts} TS ON TS.id = R.start_id${g('TS', ts, 'R', region)}
+              LEFT JOIN ${ts} TE ON TE.id = R.end_id${g('TE', ts, 'R', region)}`}
+            ${event && rc.has('event_id') ? `LEFT JOIN ${event} E ON E.id = R.event_id${g('E', event, 'R', region)}` : ''}
+            ${cat ? `LEFT JOIN ${str} CS ON CS.id = E.category_id${g('CS', str, 'R', region)}` : ''}
             ORDER BY s, R.id`;
           for (const r of db.prepare(rsql).iterate() as IterableIterator<SqlRow>) {
             const category = asText(r['category']);
@@ -201,10 +207,11 @@ export async function importRocpd(store: Store, src: SourceFile, opts: ImportOpt
               ${inlineC ? 'C."start"' : 'TS.value'} AS s, ${inlineC ? 'C."end"' : 'TE.value'} AS e, C.size AS size,
               ${agent && cc.has('dst_agent_id') ? (agentIndex ? `coalesce(DA.${agentIndex}, C.dst_agent_id)` : 'C.dst_agent_id') : 'NULL'} AS dst,
               ${agent && cc.has('src_agent_id') ? (agentIndex ? `coalesce(SA.${agentIndex}, C.src_agent_id)` : 'C.src_agent_id') : 'NULL'} AS src
-            FROM ${copy} C ${str && cc.has('name_id') ? `LEFT JOIN ${str} NS ON NS.id = C.name_id` : ''}
-            ${inlineC ? '' : `LEFT JOIN ${track} T ON T.id = C.track_id LEFT JOIN ${ts} TS ON TS.id = C.start_id LEFT JOIN ${ts} TE ON TE.id = C.end_id`}
-            ${agent && cc.has('dst_agent_id') ? `LEFT JOIN ${agent} DA ON DA.id = C.dst_agent_id` : ''}
-            ${agent && cc.has('src_agent_id') ? `LEFT JOIN ${agent} SA ON SA.id = C.src_agent_id` : ''}
+            FROM ${copy} C ${str && cc.has('name_id') ? `LEFT JOIN ${str} NS ON NS.id = C.name_id${g('NS', str, 'C', copy)}` : ''}
+            ${inlineC ? '' : `LEFT JOIN ${track} T ON T.id = C.track_id${g('T', track, 'C', copy)} LEFT JOIN ${ts} TS ON TS.id = C.start_id${g('TS', ts, 'C', copy)}
+              LEFT JOIN ${ts} TE ON TE.id = C.end_id${g('TE', ts, 'C', copy)}`}
+            ${agent && cc.has('dst_agent_id') ? `LEFT JOIN ${agent} DA ON DA.id = C.dst_agent_id${g('DA', agent, 'C', copy)}` : ''}
+            ${agent && cc.has('src_agent_id') ? `LEFT JOIN ${agent} SA ON SA.id = C.src_agent_id${g('SA', agent, 'C', copy)}` : ''}
             ORDER BY s, C.id`;
           for (const r of db.prepare(csql).iterate() as IterableIterator<SqlRow>) {
             const num = (v: unknown) => asBig(v)?.toString() ?? 'null';

@@ -59,6 +59,20 @@ describe('rocpd SQLite databases', () => {
     expect(await store.scalar(`SELECT schema_version FROM captures`)).toBe(4);
   });
 
+  it('a merged database (two processes, ids repeating across them) joins each row to its own process by guid', async () => {
+    const file = join(tmp('tickwise-rocpd-'), 'merged.db');
+    const db = new Database(file);
+    const sql = readFileSync(fixture('rocpd', 'schema4-spine.sql'), 'utf8');
+    db.exec(sql);
+    db.exec(sql.replaceAll('_0000a1b2_c3d4_7e5f_8a9b_0c1d2e3f4a5b', '_0000ffff_c3d4_7e5f_8a9b_0c1d2e3f4a5b').replaceAll(`DEFAULT 'g'`, `DEFAULT 'h'`)
+      .replace(`'gemm_tile_256x256'`, `'other_gemm'`).replace(`'softmax_f32'`, `'other_softmax'`));
+    db.close();
+    const { store } = await load(file);
+    expect(await store.rows(`SELECT kernel, count(*) AS n FROM dispatches GROUP BY kernel ORDER BY kernel`)).toEqual([
+      { kernel: 'gemm_tile_256x256', n: 2n }, { kernel: 'other_gemm', n: 2n }, { kernel: 'other_softmax', n: 1n }, { kernel: 'softmax_f32', n: 1n },
+    ]);
+  });
+
   it('a .db that is SQLite is a capture, not a store: verbs open it as rocpd', async () => {
     const file = buildDb('schema3-inline.sql');
     expect(isStorePath(file)).toBe(false);
