@@ -124,6 +124,20 @@ describe('tickwise launches', () => {
     expect(text.stdout).toContain('NPU commands: none in the input');
   });
 
+  it('NPU commands from a Chrome trace (spans of cat exec / complete with hwctx, seq, cmd_count): submit-to-completion and commands per EXEC_CMD', () => {
+    const trace = join(dir, 'npu.trace.json');
+    const ev = (cat: string, ts: number, dur: number, args: Record<string, number>) => ({ ph: 'X', pid: 2, tid: 7, cat, name: cat === 'exec' ? 'EXEC_CMD' : 'syncobj wait', ts, dur, args });
+    writeFileSync(trace, JSON.stringify({ traceEvents: [
+      { ph: 'X', pid: 1, tid: 1, cat: 'kernel', name: 'npu_gemm_tile', ts: 1000, dur: 500, args: { device: 1 } },
+      ev('exec', 900, 12.5, { hwctx: 3, seq: 1, cmd_count: 2 }), ev('complete', 1400, 120, { hwctx: 3, seq: 1 }),
+      ev('exec', 2000, 10, { hwctx: 3, seq: 2, cmd_count: 2 }), ev('complete', 2100, 700, { hwctx: 3, seq: 2 }),
+    ] }));
+    const r = json(tickwise(['launches', trace, '--trace-clock', 'monotonic', '--json']));
+    expect(r['npu_commands']).toEqual([expect.objectContaining({
+      hwctx: '3', exec_calls: 2, commands: 4, commands_per_exec: 2, completed: 2, mean_submit_to_complete_ns: 710_000, max_submit_to_complete_ns: 800_000, mean_exec_ioctl_ns: 11_250,
+    })]);
+  });
+
   it('--rows-per-dispatch must be a positive whole number', () => {
     const r = tickwise(['launches', rows, '--rows-per-dispatch', '0']);
     expect(r.status).toBe(2);
