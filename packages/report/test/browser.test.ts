@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '@tickwise/store';
 import { collectReport, parseNotebook, renderNotebookHtml, reportHtml, runNotebook } from '../src/index';
 import { CHROMIUM, closeBrowser, hasChromium, visit, type PageVisit } from './browser';
-import { ROOT, XSS_KERNEL, sampleStore, tmp, xssStore } from './sample-store';
+import { ROOT, XSS_KERNEL, XSS_LABEL, sampleStore, tmp, xssStore } from './sample-store';
 
 /**
  * The report and the notebooks in a real headless Chromium (playwright-core,
@@ -131,6 +131,9 @@ describe.skipIf(skip)('in headless Chromium', () => {
       expect(seen.tooltipText).toContain(XSS_KERNEL);
       expect(seen.tooltipHtml).toContain('&lt;script&gt;');
       expect(seen.executable).toBe(0);
+      // the capture label names the device in tables, facet headers and the zoom dropdown: text too
+      expect(v.text).toContain(XSS_LABEL);
+      expect(v.requests).toEqual([]);
     } finally {
       await x.close();
     }

@@ -4,7 +4,7 @@ import { compile } from 'vega-lite';
 import { gaps, rowGroupCost } from '@tickwise/analyzer';
 import { Store } from '@tickwise/store';
 import { collectReport, globLiteral, globMatches, reportHtml, reportMarkdown, reportSpecs, type ReportData } from '../src/index';
-import { XSS_KERNEL, sampleStore, xssStore } from './sample-store';
+import { XSS_KERNEL, XSS_LABEL, sampleStore, xssStore } from './sample-store';
 
 /** Renders a Vega-Lite spec server-side (vega View, no browser); returns the data mark items. */
 async function renderMarks(spec: Record<string, unknown>): Promise<number> {
@@ -128,10 +128,18 @@ describe('escaping', () => {
       const html = reportHtml(data);
       const body = html.slice(html.indexOf('<body>'));
       expect(body).not.toContain(XSS_KERNEL);
+      expect(body).not.toContain(XSS_LABEL);
+      expect(body).not.toContain('<img');
       expect(body).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
       expect(body).toContain('\\u003cscript\\u003ealert(1)\\u003c/script\\u003e');
       const md = reportMarkdown(data);
-      expect(md).not.toContain(XSS_KERNEL);
+      // outside the fenced provenance block (code: shown as written, never rendered) nothing is raw
+      const fence = md.indexOf('```text');
+      const prose = md.slice(0, fence) + md.slice(md.indexOf('```', fence + 7) + 3);
+      expect(md.slice(fence, md.indexOf('```', fence + 7))).toContain(XSS_LABEL);
+      expect(prose).not.toContain(XSS_KERNEL);
+      expect(prose).not.toContain(XSS_LABEL);
+      expect(prose).not.toContain('<img');
       expect(md).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
     } finally {
       await store.close();

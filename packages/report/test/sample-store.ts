@@ -35,11 +35,13 @@ export function sampleStore(opts: { npu?: boolean } = {}): string {
 
 /** The kernel name the escaping tests put into a capture. */
 export const XSS_KERNEL = '<script>alert(1)</script>';
+/** The capture label the escaping tests give the iGPU capture (it names devices in charts, dropdowns and tables). */
+export const XSS_LABEL = '<img src=x onerror=alert(2)>';
 
 /**
  * A store whose iGPU capture is the sample with one kernel renamed to
- * {@link XSS_KERNEL} (every occurrence, so the import sees it as the name),
- * plus the NPU sample.
+ * {@link XSS_KERNEL} (every occurrence, so the import sees it as the name)
+ * and labelled {@link XSS_LABEL}, plus the NPU sample.
  */
 export function xssStore(): string {
   const dir = tmp();
@@ -47,7 +49,7 @@ export function xssStore(): string {
   const capture = join(dir, 'xss.ireeperf.jsonl');
   writeFileSync(capture, text);
   const db = join(dir, 'xss.duckdb');
-  tickwise(['import', capture, '--db', db, '--label', 'xss']);
+  tickwise(['import', capture, '--db', db, '--label', XSS_LABEL]);
   tickwise(['import', SAMPLE_NPU, '--db', db, '--label', 'npu-tiles', '--device-kind', 'npu']);
   return db;
 }

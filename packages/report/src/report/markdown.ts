@@ -13,6 +13,19 @@ export function mdCell(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
 }
 
+/**
+ * Markdown from another package (the ceiling's block) made safe: every `<`,
+ * `>` and `&` escaped except the `<details>`/`<summary>` tags it uses, since
+ * its source lines quote capture labels as they are.
+ */
+export function sanitizeMarkdownHtml(md: string): string {
+  return md
+    .replace(/&(?![a-z]+;|#\d+;)/gi, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/&lt;(\/?)(details|summary)&gt;/g, '<$1$2>');
+}
+
 function table(t: TextTable): string {
   const head = `| ${t.columns.map(mdCell).join(' | ')} |`;
   const rule = `| ${t.numeric.map((n) => (n ? '---:' : '---')).join(' | ')} |`;
@@ -36,7 +49,7 @@ export function reportMarkdown(r: ReportData): string {
   out.push('### Per-row-group cost', '');
   out.push(r.costs.length ? table(costTable(r)) : 'No GEMM kernel with an MxNxK shape in its name.', '');
   out.push('### Split ceiling', '');
-  if (r.ceiling.kind === 'result') out.push(ceilingMarkdown(r.ceiling.result).trimEnd(), '');
+  if (r.ceiling.kind === 'result') out.push(sanitizeMarkdownHtml(ceilingMarkdown(r.ceiling.result)).trimEnd(), '');
   else if (r.ceiling.kind === 'missing') out.push(`Not computed: the model needs ${r.ceiling.missing.map(mdCell).join('; ')}.`, '');
   else out.push('Left out (--no-ceiling).', '');
   out.push('### Notes', '', ...r.notes.map((n) => `- ${mdCell(n)}`), '');
