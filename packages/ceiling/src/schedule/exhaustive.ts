@@ -91,6 +91,8 @@ export function exhaustiveSchedule(g: StageGraph, opts: ExhaustiveOptions = {}):
   let nodes = 0;
   let aborted = false;
   const eps = (x: number) => 1e-12 * Math.max(1, Math.abs(x));
+  // the incumbent less a rounding margin (Infinity while there is none)
+  const bar = () => (Number.isFinite(bestMs) ? bestMs - eps(bestMs) : Infinity);
 
   const lowerBound = (lastStart: number, makespan: number): number => {
     let lb = makespan;
@@ -170,14 +172,14 @@ export function exhaustiveSchedule(g: StageGraph, opts: ExhaustiveOptions = {}):
       return;
     }
     if (count === n) {
-      if (makespan < bestMs - eps(bestMs)) {
+      if (makespan < bar()) {
         bestMs = makespan;
         bestBars = [];
         for (let i = 0; i < n; i++) bestBars.push({ task: i, engine: engines[engineOf[i]!]!, start_ms: startOf[i]!, end_ms: finishOf[i]!, rows: g.tasks[i]!.rows });
       }
       return;
     }
-    if (lowerBound(lastStart, makespan) >= bestMs - eps(bestMs)) return;
+    if (lowerBound(lastStart, makespan) >= bar()) return;
     if (E === 2 && bestMs < Infinity && !fitsBy(bestMs - 2 * eps(bestMs), lastStart)) return;
     // candidates: (ready task, engine) with their start; explored shortest finish first
     const cands: { i: number; e: number; start: number; end: number }[] = [];
@@ -200,7 +202,7 @@ export function exhaustiveSchedule(g: StageGraph, opts: ExhaustiveOptions = {}):
     cands.sort((a, b) => a.end - b.end || a.i - b.i || a.e - b.e);
     for (const c of cands) {
       // its finish plus the least-cost path below it
-      if (c.end + bottom[c.i]! - minCost[c.i]! >= bestMs - eps(bestMs)) continue;
+      if (c.end + bottom[c.i]! - minCost[c.i]! >= bar()) continue;
       const prevFree = free[c.e]!;
       placed[c.i] = 1;
       engineOf[c.i] = c.e;

@@ -2,15 +2,19 @@ import { formatMs, formatSpeedup } from '../format-numbers';
 import type { VegaLiteSpec } from '../vega-spec';
 import type { ScheduleModelResult } from './model';
 import { STRATEGY_NAMES, type StrategyId } from './schedule';
-import { STAGE_ORDER } from './stages';
+import { isStageKind, STAGE_ORDER, type StageKind } from './stages';
 
 /** Six significant digits: enough for drawing, stable for goldens. */
 function r6(x: number): number {
   return Number(x.toPrecision(6));
 }
 
-/** Colours per stage kind (Tableau 20 order), so a kind keeps its colour across charts. */
-const KIND_COLOURS = ['#4c78a8', '#9ecae9', '#f58518', '#ffbf79', '#e45756', '#ff9d98', '#54a24b', '#88d27a', '#b79a20', '#f2cf5b', '#439894', '#83bcb6'];
+/** A colour per stage kind (Tableau 10 and greys), so a kind keeps its colour across charts. */
+export const STAGE_COLOURS: Record<StageKind, string> = {
+  embed: '#9d755d', attn_norm: '#bab0ac', qkv: '#4c78a8', rope: '#72b7b2', attention: '#e45756', attn_output: '#f58518',
+  ffn_norm: '#79706e', ffn_gate: '#54a24b', ffn_up: '#eeca3b', ffn_act: '#ff9da6', ffn_down: '#b279a2', head: '#17becf',
+};
+const OTHER_COLOURS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b'];
 
 /**
  * A Vega-Lite (v5) Gantt chart of the best schedule of a {@link
@@ -59,7 +63,7 @@ export function scheduleGanttSpec(r: ScheduleModelResult): VegaLiteSpec {
         field: 'kind',
         type: 'nominal',
         title: 'stage',
-        scale: { domain, range: domain.map((_, i) => KIND_COLOURS[i % KIND_COLOURS.length]!) },
+        scale: { domain, range: domain.map((k, i) => (isStageKind(k) ? STAGE_COLOURS[k] : OTHER_COLOURS[i % OTHER_COLOURS.length]!)) },
         legend: { orient: 'bottom', columns: 6 },
       },
       stroke: { condition: { test: 'datum.critical', value: 'black' }, value: null },
