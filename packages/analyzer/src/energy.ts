@@ -45,7 +45,7 @@ export interface SegmentEnergy {
   readonly metric: string;
   readonly device: number | null;
   readonly segments: readonly { readonly segment: number; readonly joules: number; readonly mean_w: number; readonly span_ms: number; readonly samples: number }[];
-  /** Mean W of the samples outside every window (null when none). */
+  /** Mean W of the samples outside every busy window (null when none). */
   readonly outside_mean_w: number | null;
   readonly outside_samples: number;
   /** How the integral was taken. */
@@ -58,7 +58,13 @@ export interface SegmentEnergy {
  * semantic) in a unit that is not a power unit, so their values cannot be
  * read as W. Both empty when the capture carries no power samples.
  */
-export async function segmentEnergy(store: Store, captureId: number, windows: readonly EnergyWindow[]): Promise<{ metrics: SegmentEnergy[]; skipped: string[] }> {
+export async function segmentEnergy(
+  store: Store,
+  captureId: number,
+  windows: readonly EnergyWindow[],
+  /** Every busy window of the device (all its segments, selected or not): "outside" means outside all of them. Default: `windows`. */
+  busy: readonly EnergyWindow[] = windows,
+): Promise<{ metrics: SegmentEnergy[]; skipped: string[] }> {
   const rows = await store.query(METRIC_SHAPE, `SELECT device, name, unit, semantic, host_begin_ns, host_end_ns, value FROM metric_samples WHERE capture_id = $1 AND value IS NOT NULL ORDER BY host_begin_ns`, [captureId]);
   const by = new Map<string, { device: number | null; name: string; unit: string; pts: { t: number; w: number }[] }>();
   const skipped = new Set<string>();
@@ -99,7 +105,7 @@ export async function segmentEnergy(store: Store, captureId: number, windows: re
       const b = pts[hi]!;
       return b.t === a.t ? a.w : a.w + ((b.w - a.w) * (t - a.t)) / (b.t - a.t);
     };
-    const inWindow = new Set<number>();
+    const inBusy = (t: number) => busy.some((w) => t >= Number(w.start_ns - t0!) / 1e6 && t <= Number(w.end_ns - t0!) / 1e6);
     const segments = windows.map((w) => {
       const s = Number(w.start_ns - t0!) / 1e6;
       const e = Number(w.end_ns - t0!) / 1e6;
@@ -107,16 +113,11 @@ export async function segmentEnergy(store: Store, captureId: number, windows: re
       let mj = 0;
       for (let i = 1; i < knots.length; i++) mj += ((at(knots[i - 1]!) + at(knots[i]!)) / 2) * (knots[i]! - knots[i - 1]!);
       let n = 0;
-      pts.forEach((p, i) => {
-        if (p.t >= s && p.t < e) {
-          n++;
-          inWindow.add(i);
-        }
-      });
+      for (const p of pts) if (p.t >= s && p.t <= e) n++;
       const span = e - s;
       return { segment: w.segment, joules: mj / 1e3, mean_w: span > 0 ? mj / span : at(s), span_ms: span, samples: n };
     });
-    const outside = pts.filter((_, i) => !inWindow.has(i));
+    const outside = pts.filter((p) => !inBusy(p.t));
     out.push({
       metric: `${m.name} (${m.unit})`,
       device: m.device,

@@ -142,6 +142,13 @@ export interface StageSegment {
   readonly dispatches: number;
 }
 
+/** A segment's time window. */
+export interface SegmentWindow {
+  readonly segment: number;
+  readonly start_ns: bigint;
+  readonly end_ns: bigint;
+}
+
 /** Result of {@link stageSamples}. */
 export interface StageSamplesResult {
   readonly capture_id: number;
@@ -150,6 +157,8 @@ export interface StageSamplesResult {
   /** `--segment` as used (steady / all / ...). */
   readonly segment: string;
   readonly segments: readonly StageSegment[];
+  /** Every segment of the device, selected or not (first start to last end). */
+  readonly all_segments: readonly SegmentWindow[];
   readonly rows_per_dispatch: number;
   readonly rows_per_dispatch_from: string;
   readonly layers: number;
@@ -195,7 +204,7 @@ async function selectedDispatches(store: Store, dev: DevicePlan, segment: string
   const rows = await store.query(DISPATCH_SHAPE, `SELECT kernel, segment, start_ns, end_ns, dur_ns FROM (${sel}) ORDER BY segment, start_ns, end_ns`);
   const segs = resolved.devices[0]?.segments ?? [];
   const picked = new Set(resolved.ranges.map((r) => r.segment));
-  return { rows, segments: segs.filter((s) => picked.has(s.segment)), choice, notes };
+  return { rows, segments: segs.filter((s) => picked.has(s.segment)), all: segs.map((s) => ({ segment: s.segment, start_ns: s.start_ns, end_ns: s.end_ns })), choice, notes };
 }
 
 function segmentFacts(rows: readonly { segment: number; start_ns: bigint; end_ns: bigint; dur_ns: number }[], segs: readonly Segment[]): StageSegment[] {
@@ -375,7 +384,7 @@ function lineR2(x: readonly number[], y: readonly number[]): number {
  */
 export async function stageSamples(store: Store, opts: StageSampleOptions = {}): Promise<StageSamplesResult> {
   const dev = await pickDevice(store, opts, 'gpu');
-  const { rows, segments: segs, choice, notes } = await selectedDispatches(store, dev, opts.segment, opts.reps);
+  const { rows, segments: segs, all, choice, notes } = await selectedDispatches(store, dev, opts.segment, opts.reps);
   if (rows.length === 0) throw new TickwiseError('no-match', `${whereLabel(dev)}: no dispatches in --segment ${choice}`);
   const nSeg = segs.length;
   // per segment, each kernel's dispatches in start order
@@ -502,6 +511,7 @@ export async function stageSamples(store: Store, opts: StageSampleOptions = {}):
     label: dev.label,
     segment: choice,
     segments: segmentFacts(rows, segs),
+    all_segments: all,
     rows_per_dispatch: U,
     rows_per_dispatch_from: uFrom,
     layers,
@@ -533,6 +543,8 @@ export interface KernelSamplesResult {
   readonly label: string;
   readonly segment: string;
   readonly segments: readonly StageSegment[];
+  /** Every segment of the device, selected or not. */
+  readonly all_segments: readonly SegmentWindow[];
   readonly kernels: readonly {
     readonly kernel: string;
     readonly shape: { readonly m: number; readonly n: number; readonly k: number } | null;
@@ -554,7 +566,7 @@ export interface KernelSamplesResult {
 export async function kernelSamples(store: Store, opts: KernelSampleOptions = {}): Promise<KernelSamplesResult> {
   const dev = await pickDevice(store, opts, opts.kind ?? 'npu');
   const glob = opts.kernel ?? '*';
-  const { rows, segments: segs, choice, notes } = await selectedDispatches(store, dev, opts.segment, opts.reps, glob);
+  const { rows, segments: segs, all, choice, notes } = await selectedDispatches(store, dev, opts.segment, opts.reps, glob);
   if (rows.length === 0) throw new TickwiseError('no-match', `${whereLabel(dev)}: no dispatch matches --npu-kernel ${glob} in --segment ${choice}`);
   const by = new Map<string, { dur_ns: number[]; segment: number[] }>();
   for (const r of rows) {
@@ -578,6 +590,7 @@ export async function kernelSamples(store: Store, opts: KernelSampleOptions = {}
     label: dev.label,
     segment: choice,
     segments: segmentFacts(rows, segs),
+    all_segments: all,
     kernels: [...by].map(([kernel, v]) => ({ kernel, shape: gemmShapeFromName(kernel), ...v })),
     median_gap_ns: median,
     gaps: gaps.length,

@@ -57,18 +57,22 @@ export interface BootstrapResult {
   readonly notes: readonly string[];
 }
 
-/** All measured parts of a prefill (each once). */
+/** One measurement: the dispatches of one kernel in one capture (several stages may share it). */
+const partKey = (p: SamplePart) => `${p.capture}\u0000${p.kernel}`;
+
+/** All measured parts of a prefill, each measurement once. */
 function partsOf(m: MeasuredPrefill): SamplePart[] {
-  const seen = new Set<SamplePart>();
-  for (const s of m.stages) for (const c of Object.values(s.cost)) if (c && c.form === 'dispatches') for (const p of c.parts) seen.add(p);
-  return [...seen];
+  const seen = new Map<string, SamplePart>();
+  for (const s of m.stages) for (const c of Object.values(s.cost)) if (c && c.form === 'dispatches') for (const p of c.parts) if (!seen.has(partKey(p))) seen.set(partKey(p), p);
+  return [...seen.values()];
 }
 
 /**
  * A sampler for one replicate: per capture, its segments (repetitions)
- * drawn with replacement; then per part, within each drawn segment and each
- * micro-batch position, its dispatches drawn with replacement (as many as
- * there were). Stratifying by position keeps attention's positions balanced.
+ * drawn with replacement; then per measured kernel, within each drawn
+ * segment and each micro-batch position, its dispatches drawn with
+ * replacement (as many as there were). Stratifying by position keeps
+ * attention's positions balanced.
  */
 function replicateSampler(parts: readonly SamplePart[], rng: Rng): PartSampler {
   const segmentsOf = new Map<string, number[]>();
@@ -79,9 +83,10 @@ function replicateSampler(parts: readonly SamplePart[], rng: Rng): PartSampler {
   }
   const drawnSegments = new Map<string, number[]>();
   for (const [cap, segs] of segmentsOf) drawnSegments.set(cap, segs.map(() => segs[rng.int(segs.length)]!));
-  const cache = new Map<SamplePart, { dur_ns: number[]; position: number[] }>();
+  // one draw per measurement: stages sharing a kernel (the two norms, the NPU tile standing in for every GEMM) see the same draw
+  const cache = new Map<string, { dur_ns: number[]; position: number[] }>();
   return (p) => {
-    const hit = cache.get(p);
+    const hit = cache.get(partKey(p));
     if (hit) return hit;
     // indices by (segment, position)
     const cells = new Map<string, number[]>();
@@ -106,7 +111,7 @@ function replicateSampler(parts: readonly SamplePart[], rng: Rng): PartSampler {
       }
     }
     const out = { dur_ns, position };
-    cache.set(p, out);
+    cache.set(partKey(p), out);
     return out;
   };
 }

@@ -205,6 +205,15 @@ async function gather(args: Args): Promise<Gathered> {
   const tileMs = msOption(args['npu-tile-ms'], 'npu-tile-ms');
   if (args.npu !== undefined && tileMs !== undefined) throw usage('give the NPU cost one way: --npu CAPTURE or --npu-tile-ms X, not both');
   const factors = npuFactors(list(args['npu-stage']));
+  const patterns = stagePatterns(list(args.stage));
+  const given = durationOption(args.handoff, 'handoff');
+  const microbatchGiven = rowsOption(args.microbatch, 'microbatch');
+  const rowsGiven = rowsOption(args['rows-per-dispatch'], 'rows-per-dispatch');
+  const layersGiven = rowsOption(args.layers, 'layers');
+  const tokensGiven = rowsOption(args.tokens, 'tokens');
+  const npuRowsGiven = rowsOption(args['npu-rows-per-dispatch'], 'npu-rows-per-dispatch');
+  const tileShape = shapeOption(args['npu-tile-shape']);
+  for (const id of ['gpu', 'npu'] as const) for (const k of ['active', 'idle'] as const) wattOption(args[`${id}-${k}-w`], `${id}-${k}-w`);
   const notes: string[] = [];
   const provenance: string[] = [];
   const captures: unknown[] = [];
@@ -220,21 +229,21 @@ async function gather(args: Args): Promise<Gathered> {
       device: args.device,
       segment: args.segment,
       reps: args.reps,
-      rowsPerDispatch: rowsOption(args['rows-per-dispatch'], 'rows-per-dispatch'),
-      layers: rowsOption(args.layers, 'layers'),
-      tokens: rowsOption(args.tokens, 'tokens'),
-      patterns: stagePatterns(list(args.stage)),
+      rowsPerDispatch: rowsGiven,
+      layers: layersGiven,
+      tokens: tokensGiven,
+      patterns,
     });
     provenance.push(await provenanceLine(g.store, gpu.capture_id));
     captures.push({ role: 'gpu', input: args.gpu, capture: (await captureFacts(g.store, [gpu.capture_id]))[0] ?? null });
-    gpuEnergy = await segmentEnergy(g.store, gpu.capture_id, gpu.segments);
+    gpuEnergy = await segmentEnergy(g.store, gpu.capture_id, gpu.segments, gpu.all_segments);
   } finally {
     await g.store.close();
   }
   notes.push(...gpu.notes);
   const gpuLabel = `${args.gpu} (capture ${gpu.capture_id} device ${gpu.device}, segment ${gpu.segment}: ${gpu.segments.length} prefill${gpu.segments.length === 1 ? '' : 's'})`;
-  const microbatch = rowsOption(args.microbatch, 'microbatch') ?? gpu.rows_per_dispatch;
-  if (args.microbatch === undefined) notes.push(`--microbatch not given: ${microbatch} rows, the capture's rows per dispatch`);
+  const microbatch = microbatchGiven ?? gpu.rows_per_dispatch;
+  if (microbatchGiven === undefined) notes.push(`--microbatch not given: ${microbatch} rows, the capture's rows per dispatch`);
   if (microbatch !== gpu.rows_per_dispatch) {
     notes.push(`micro-batch ${microbatch} rows differs from the capture's ${gpu.rows_per_dispatch} rows per dispatch: costs are scaled linearly in rows (attention by its fitted line), not measured at ${microbatch}`);
   }
@@ -248,7 +257,7 @@ async function gather(args: Args): Promise<Gathered> {
       npu = await kernelSamples(n.store, { captureId: args['npu-capture'], device: args['npu-device'], segment: args['npu-segment'], reps: args['npu-reps'], kernel: args['npu-kernel'] ?? '*', kind: 'npu' });
       provenance.push(await provenanceLine(n.store, npu.capture_id));
       captures.push({ role: 'npu', input: args.npu, capture: (await captureFacts(n.store, [npu.capture_id]))[0] ?? null });
-      npuEnergy = await segmentEnergy(n.store, npu.capture_id, npu.segments);
+      npuEnergy = await segmentEnergy(n.store, npu.capture_id, npu.segments, npu.all_segments);
     } finally {
       await n.store.close();
     }
@@ -258,7 +267,6 @@ async function gather(args: Args): Promise<Gathered> {
   if (npu !== null && npuTiles.length === 0) {
     throw usage(`--npu ${args.npu}: no kernel name carries an MxNxK GEMM shape, so its tiles cannot be matched to the model's GEMMs; narrow --npu-kernel to the GEMM tiles`);
   }
-  const npuRowsGiven = rowsOption(args['npu-rows-per-dispatch'], 'npu-rows-per-dispatch');
   const hasNpu = npu !== null || tileMs !== undefined;
   const engines = hasNpu ? [...ENGINES] : [ENGINES[0]];
   if (!hasNpu) notes.push('no NPU given (--npu CAPTURE or --npu-tile-ms X): only the iGPU runs, so every strategy is the all-iGPU schedule');
@@ -267,7 +275,7 @@ async function gather(args: Args): Promise<Gathered> {
   const byRole = new Map(gpu.stages.map((s) => [s.role, s] as const));
   let tileNK: { nk: number; what: string } | null = null;
   if (tileMs !== undefined) {
-    const shape = shapeOption(args['npu-tile-shape']);
+    const shape = tileShape;
     if (shape) tileNK = { nk: shape.n * shape.k, what: `${shape.n}x${shape.k}` };
     else {
       const ref = byRole.get('ffn_gate') ?? byRole.get('ffn_up') ?? gpu.stages.find((s) => GEMM_STAGES.includes(ROLE_TO_KIND[s.role]));
@@ -339,7 +347,6 @@ async function gather(args: Args): Promise<Gathered> {
   for (const r of factors.keys()) if (!byRole.has(r)) notes.push(`--npu-stage ${r}: no such stage in the capture`);
 
   // handoff: given, else the NPU's host turnaround, else 0
-  const given = durationOption(args.handoff, 'handoff');
   let handoffMs = 0;
   let handoffSource: string;
   if (given !== undefined) {
