@@ -18,7 +18,7 @@
  * - `head`: a kernel whose name's shape has 1 leading row (`_1x3072`,
  *   `matmul_1x128256x3072`), or named lm_head / output_norm / logits;
  * - `embed`: gather, embed, get_rows, token_embd;
- * - `attention`: attention, flash_attn, fattn, sdpa, softmax;
+ * - `attention`: attention, flash_attn, fattn, sdpa, softmax, soft_max;
  * - `rope`: rope, rotary;  `ffn_act`: silu, gelu, swiglu, geglu, swish;
  * - norms (`norm`): one kernel serves both `attn_norm` and `ffn_norm`;
  *   two or more: the first dispatched is `attn_norm`, the others `ffn_norm`;
@@ -70,7 +70,7 @@ const ROLE_SCOPE: Record<StageRole, 'chunk' | 'layer' | 'prefill'> = {
 export const DEFAULT_STAGE_RULES = {
   head: '(^|[^0-9x])1x[0-9]+ shape, or lm_head|output_norm|logits',
   embed: 'gather|embed|get_rows|token_embd',
-  attention: 'attention|flash_attn|fattn|sdpa|softmax',
+  attention: 'attention|flash_attn|fattn|sdpa|softmax|soft_max',
   rope: 'rope|rotary',
   ffn_act: 'silu|gelu|swiglu|geglu|swish',
   norm: 'norm (one kernel: attn_norm and ffn_norm; several: first attn_norm, rest ffn_norm)',
@@ -81,7 +81,7 @@ const RX = {
   head: /lm_head|output_norm|logits/i,
   headShape: /(^|[^0-9x])1x[0-9]+/,
   embed: /gather|embed|get_rows|token_embd/i,
-  attention: /attention|flash_attn|fattn|sdpa|softmax/i,
+  attention: /attention|flash_attn|fattn|sdpa|softmax|soft_max/i,
   rope: /rope|rotary/i,
   ffn_act: /silu|gelu|swiglu|geglu|swish/i,
   norm: /norm/i,

@@ -5,7 +5,7 @@ import { scheduleMessages as msg } from './messages';
 import { quantileSorted, seededRng, type Rng } from './rng';
 import type { StrategyId } from './schedule';
 import { prefillGraph } from './stages';
-import { allGpuSchedule, listSchedule, perGemmSchedule, pipelinedSchedule } from './strategies';
+import { allGpuSchedule, listSchedule, perGemmSchedule, pipelinedSchedule, type ProgressFn } from './strategies';
 
 /** Options of {@link bootstrapStrategies}. */
 export interface BootstrapOptions {
@@ -24,6 +24,8 @@ export interface BootstrapOptions {
   readonly search_assignment?: readonly string[] | undefined;
   /** The priorities (upward ranks) the point estimate's search list-scheduled with; kept too, so a replicate changes costs only. */
   readonly search_rank?: readonly number[] | undefined;
+  /** Called after each replicate (for a progress line). */
+  readonly on_progress?: ProgressFn | undefined;
 }
 
 /** Median and interval of one quantity over the replicates. */
@@ -154,6 +156,7 @@ export function bootstrapStrategies(m: MeasuredPrefill, opts: BootstrapOptions):
       makespans.get(s)!.push(got[s]);
       speedups.get(s)!.push(base / got[s]);
     }
+    opts.on_progress?.('bootstrap', r + 1, opts.replicates);
   }
   const caps = new Map<string, Set<number>>();
   for (const p of parts) {

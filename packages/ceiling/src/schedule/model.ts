@@ -7,7 +7,7 @@ import { handoffMs, type StageGraph } from './graph';
 import { prefillSpecFromMeasured, type FitReport, type MeasuredPrefill } from './measured';
 import { criticalPath, engineUse, STRATEGIES, STRATEGY_NAMES, type CriticalPath, type EngineUse, type Schedule, type StrategyId } from './schedule';
 import { chunksOf, prefillGraph, stageCostMs, type PrefillSpec, type StageCostModel, type StageKind } from './stages';
-import { allGpuSchedule, perGemmSchedule, pipelinedSchedule, pipelinedSearchSchedule } from './strategies';
+import { allGpuSchedule, perGemmSchedule, pipelinedSchedule, pipelinedSearchSchedule, type ProgressFn } from './strategies';
 
 /** The measured prefill a model is checked against (from the capture the costs came from). */
 export interface CaptureReference {
@@ -56,6 +56,8 @@ export interface ScheduleModelInput {
   readonly handoff_source?: string | undefined;
   /** Notes from whoever gathered the inputs. */
   readonly notes?: readonly string[] | undefined;
+  /** Progress of the slow parts (local search, bootstrap), for a progress line. */
+  readonly on_progress?: ProgressFn | undefined;
 }
 
 /** One strategy's outcome on the full graph. */
@@ -175,6 +177,7 @@ export interface Reproduction {
 
 /** Qualitative gaps of the model, always listed. */
 export const MODEL_LEAVES_OUT: readonly string[] = [
+  'the dispatcher the pipelined schedules need: one that issues stages of different micro-batches in any order the graph allows, one at a time per engine (no two kernels at once on one engine), and syncs engines at the handoff cost',
   'host time between submissions (launch, wait, wake-up): the model starts a stage as soon as its inputs and engine are free',
   'memory-bandwidth contention: both engines share one memory, and running them together can slow each below its measured cost',
   'power and thermal limits shared by the engines (a busy NPU can lower the iGPU clock)',
@@ -226,7 +229,7 @@ export function scheduleModel(input: ScheduleModelInput): ScheduleModelResult {
   schedules.set('per_gemm_split', perGemm.schedule);
   const piped = pipelinedSchedule(g);
   schedules.set('pipelined', piped.schedule);
-  const searched = input.search === null ? null : pipelinedSearchSchedule(g, { max_evaluations: input.search?.max_evaluations });
+  const searched = input.search === null ? null : pipelinedSearchSchedule(g, { max_evaluations: input.search?.max_evaluations, on_progress: input.on_progress });
   if (searched) schedules.set('pipelined_search', searched.schedule);
   let fullProven: boolean | null = null;
   if (g.tasks.length <= (input.exhaustive_max_tasks ?? 14)) {
@@ -234,7 +237,7 @@ export function scheduleModel(input: ScheduleModelInput): ScheduleModelResult {
     schedules.set('optimal', ex.schedule);
     fullProven = ex.proven_optimal;
   }
-  const boot = input.bootstrap ? bootstrapStrategies(m, { ...input.bootstrap, search_assignment: searched?.assignment, search_rank: searched?.rank }) : null;
+  const boot = input.bootstrap ? bootstrapStrategies(m, { ...input.bootstrap, search_assignment: searched?.assignment, search_rank: searched?.rank, on_progress: input.on_progress }) : null;
   const power = input.power ?? [];
   const base = schedules.get('all_gpu')!.makespan_ms;
   const strategies: StrategyResult[] = [...schedules].map(([id, s]) => {

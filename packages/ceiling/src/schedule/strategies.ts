@@ -225,7 +225,12 @@ export function listSchedule(g: StageGraph, engineOf: readonly string[], rank: r
 export interface ImproveOptions {
   /** Most list schedules to evaluate (default 1500). */
   readonly max_evaluations?: number | undefined;
+  /** Called now and then with the evaluations done (for a progress line). */
+  readonly on_progress?: ProgressFn | undefined;
 }
+
+/** A progress callback: what is running, how far, out of how much. */
+export type ProgressFn = (phase: string, done: number, total: number) => void;
 
 /**
  * Local search over the engine assignment, from a starting schedule: moves
@@ -256,6 +261,7 @@ export function improveAssignment(g: StageGraph, start: Schedule, opts: ImproveO
     for (const i of ids) engineOf[i] = e;
     const s = listSchedule(g, engineOf, rank);
     evaluations++;
+    if (opts.on_progress && evaluations % 25 === 0) opts.on_progress('local search', evaluations, budget);
     if (s.makespan_ms < best.makespan_ms * (1 - 1e-12)) {
       best = s;
       moves++;

@@ -426,6 +426,18 @@ async function gather(args: Args): Promise<Gathered> {
   };
 }
 
+/** A one-line progress report on a TTY (the model runs synchronously, so it writes as it goes); nothing when piped. */
+function progressLine(): ((phase: string, done: number, total: number) => void) | undefined {
+  if (!process.stderr.isTTY) return undefined;
+  let last = 0;
+  return (phase, done, total) => {
+    const now = Date.now();
+    if (now - last < 100 && done < total) return;
+    last = now;
+    process.stderr.write(`\r\x1b[K${phase} ${done}/${total}`);
+  };
+}
+
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
 const signedMs = (x: number) => `${x >= 0 ? '+' : '-'}${formatMs(Math.abs(x))} ms`;
 
@@ -614,7 +626,9 @@ export const scheduleCommand: CommandModule<object, Args> = {
       capture: g.capture,
       handoff_source: g.handoffSource,
       notes: g.notes,
+      on_progress: progressLine(),
     });
+    if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
     const format: OutputFormat = args.json ? 'json' : args.format;
     if (format === 'json') {
       out(formatJson({
