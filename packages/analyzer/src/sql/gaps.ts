@@ -27,8 +27,10 @@ import { SUBMISSION_KEY } from './selection';
 /**
  * One row per log2 bucket of gap length (`bucket` NULL: the rows with no gap
  * before them), see `GAP_BUCKET_ROW_SHAPE`. `rows_out_of_order` counts rows
- * whose submission id is lower than an earlier one's (or missing between
- * rows of one submission); when it is 0 the `between_*` columns are exact.
+ * whose submission id is lower than the previous row's, or missing; when it
+ * is 0 the ids never go backwards (a sequence is non-decreasing when every
+ * adjacent pair is), so each submission is one run of rows and the
+ * `between_*` columns are exact.
  */
 export function gapBucketsSql(selection: string, thresholdNs: bigint): string {
   const t = sqlBigint(thresholdNs);
@@ -36,8 +38,7 @@ export function gapBucketsSql(selection: string, thresholdNs: bigint): string {
     SELECT segment, submission_id,
       start_ns - max(end_ns) OVER w AS gap_ns,
       lag(segment) OVER w AS prev_segment,
-      lag(submission_id) OVER w AS prev_sub,
-      max(submission_id) OVER w AS prev_max_sub
+      lag(submission_id) OVER w AS prev_sub
     FROM (${selection}) WINDOW w AS (${EARLIER_ROWS})
   ),
   c AS (
@@ -48,8 +49,7 @@ export function gapBucketsSql(selection: string, thresholdNs: bigint): string {
   )
   SELECT bucket,
     count(*)::BIGINT AS rows,
-    count(*) FILTER (WHERE prev_segment = segment AND submission_id IS DISTINCT FROM prev_sub
-      AND (submission_id IS NULL OR submission_id <= prev_max_sub))::BIGINT AS rows_out_of_order,
+    count(*) FILTER (WHERE submission_id IS NULL OR (prev_segment = segment AND submission_id < prev_sub))::BIGINT AS rows_out_of_order,
     count(*) FILTER (WHERE submission_id IS NULL)::BIGINT AS no_sub,
     coalesce(sum(gap_ns) FILTER (WHERE bucket IS NOT NULL), 0)::BIGINT AS idle_ns,
     max(gap_ns) FILTER (WHERE bucket IS NOT NULL) AS max_gap_ns,

@@ -11,10 +11,10 @@ import { unionLengthSql } from './intervals';
 
 /** SQL of per-kernel rows of one device (see `KERNEL_ROW_SHAPE`), by total time, largest first. */
 export function kernelStatsSql(selection: string): string {
-  return `SELECT coalesce(kernel, 'unknown') AS kernel, count(*)::BIGINT AS count, sum(dur_ns)::BIGINT AS total_ns,
-      avg(dur_ns) AS mean_ns, quantile_cont(dur_ns, 0.5) AS median_ns, quantile_cont(dur_ns, 0.1) AS p10_ns, quantile_cont(dur_ns, 0.9) AS p90_ns,
-      min(dur_ns) AS min_ns, max(dur_ns) AS max_ns
-    FROM (${selection}) GROUP BY 1
+  return `SELECT kernel, count, total_ns, mean_ns, q[1] AS median_ns, q[2] AS p10_ns, q[3] AS p90_ns, min_ns, max_ns FROM (
+      SELECT coalesce(kernel, 'unknown') AS kernel, count(*)::BIGINT AS count, sum(dur_ns)::BIGINT AS total_ns,
+        avg(dur_ns) AS mean_ns, quantile_cont(dur_ns, [0.5, 0.1, 0.9]) AS q, min(dur_ns) AS min_ns, max(dur_ns) AS max_ns
+      FROM (${selection}) GROUP BY 1)
     ORDER BY total_ns DESC, kernel`;
 }
 
