@@ -3,6 +3,7 @@ import {
   allGpuSchedule,
   constantCost,
   exhaustiveSchedule,
+  makespanLowerBound,
   perGemmSchedule,
   pipelinedSchedule,
   pipelinedSearchSchedule,
@@ -113,9 +114,25 @@ describe('bounds every schedule respects (seeded)', () => {
       for (const t of g.tasks) longest[t.id] = min[t.id]! + Math.max(0, ...t.preds.map((p) => longest[p]!));
       expect(o).toBeGreaterThanOrEqual(Math.max(...longest) - EPS);
       expect(o).toBeGreaterThanOrEqual(min.reduce((a, x) => a + x, 0) / 2 - EPS);
+      const lb = makespanLowerBound(g);
+      expect(lb.path_ms).toBeCloseTo(Math.max(...longest), 9);
+      expect(o).toBeGreaterThanOrEqual(lb.bound_ms - EPS);
       expect(o).toBeLessThanOrEqual(pipelinedSearchSchedule(g).schedule.makespan_ms + EPS);
       expect(pipelinedSchedule(g).schedule.makespan_ms).toBeLessThanOrEqual(all + EPS);
     }
+  });
+
+  it('makespanLowerBound holds with three engines too, and is tight on a graph of independent equal stages', () => {
+    const rng = seededRng(106);
+    for (let c = 0; c < 30; c++) {
+      const g = randomGraph(rng, 5 + rng.int(4), ['gpu', 'npu', 'cpu'], rng.next());
+      expect(optimum(g)).toBeGreaterThanOrEqual(makespanLowerBound(g).bound_ms - EPS);
+    }
+    const tasks = Array.from({ length: 6 }, (_, i) => ({ id: i, name: `t${i}`, kind: 'k', layer: null, chunk: null, rows: 1, cost_ms: { gpu: 1, npu: 2 }, preds: [] }));
+    const g: StageGraph = { engines: [{ id: 'gpu', name: 'gpu' }, { id: 'npu', name: 'npu' }], reference_engine: 'gpu', tasks, handoff: { default_ms: 0 } };
+    // 4 on the iGPU and 2 on the NPU: 4 ms, and the fractional bound says 6 / (1 + 1/2) = 4
+    expect(optimum(g)).toBeCloseTo(4, 9);
+    expect(makespanLowerBound(g).bound_ms).toBeCloseTo(4, 9);
   });
 
   it('constant costs: a faster NPU never makes the searched schedule or the split longer than the all-iGPU one', () => {

@@ -101,6 +101,12 @@ describe('tickwise schedule on the sample capture', () => {
     expect(SAMPLE.gantt.bars).toHaveLength(SAMPLE.model.tasks);
   });
 
+  it('bounds the optimum of the full graph from below: the best found is within a few % of it', () => {
+    const best = SAMPLE.strategies.find((s: { strategy: string }) => s.strategy === SAMPLE.best);
+    expect(SAMPLE.lower_bound.bound_ms).toBeLessThanOrEqual(best.makespan_ms);
+    expect(SAMPLE.lower_bound.best_excess_max).toBeLessThan(0.1);
+  });
+
   it('checks HEFT against the optimum on a cut-down graph of the same costs', () => {
     const x = SAMPLE.exhaustive_check;
     expect(x).toMatchObject({ layers: 1, chunks: 2, tasks: 23, proven_optimal: true });

@@ -230,3 +230,72 @@ export function exhaustiveSchedule(g: StageGraph, opts: ExhaustiveOptions = {}):
   if (bestBars === null) throw new Error('exhaustive search found no schedule (budget too small and no incumbent)');
   return { schedule: scheduleFromBars(g, 'optimal', bestBars), proven_optimal: !aborted, nodes: Math.min(nodes, maxNodes), max_nodes: maxNodes };
 }
+
+/** A lower bound on the makespan of every schedule of a graph, and its two parts. */
+export interface MakespanBound {
+  /** max(path_ms, load_ms): no schedule is shorter. */
+  readonly bound_ms: number;
+  /** The longest path with every stage at its least cost and free handoffs. */
+  readonly path_ms: number;
+  /**
+   * The work at each engine's own speed: with two engines, the best
+   * fractional split of the stages (most time saved per time spent on the
+   * second engine first); with more, the least-cost work spread evenly.
+   * Stages one engine alone can run count there in full.
+   */
+  readonly load_ms: number;
+}
+
+/**
+ * A lower bound on the makespan, for graphs too big to search: how far the
+ * best schedule found can still be from the optimum (the optimum lies
+ * between the bound and the best found).
+ */
+export function makespanLowerBound(g: StageGraph): MakespanBound {
+  const engines = g.engines.map((e) => e.id);
+  const cost = g.tasks.map((t) => engines.map((e) => costOn(t, e)));
+  const minCost = cost.map((cs) => Math.min(...cs.filter((c): c is number => c !== null)));
+  const longest = new Array<number>(g.tasks.length).fill(0);
+  for (const t of g.tasks) {
+    let before = 0;
+    for (const p of t.preds) before = Math.max(before, longest[p]!);
+    longest[t.id] = before + minCost[t.id]!;
+  }
+  const path = Math.max(0, ...longest);
+  const only = engines.map(() => 0);
+  const shared: number[] = [];
+  cost.forEach((cs, i) => {
+    const ok = cs.map((c, e) => (c === null ? -1 : e)).filter((e) => e >= 0);
+    if (ok.length === 1) only[ok[0]!] += cs[ok[0]!]!;
+    else shared.push(i);
+  });
+  let load: number;
+  if (engines.length === 2) {
+    const order = [...shared].sort((x, y) => cost[y]![0]! / cost[y]![1]! - cost[x]![0]! / cost[x]![1]!);
+    const fits = (m: number) => {
+      let cap1 = m - only[1]!;
+      if (cap1 < 0) return false;
+      let work0 = only[0]!;
+      for (const i of order) {
+        const c1 = cost[i]![1]!;
+        if (cap1 >= c1) cap1 -= c1;
+        else {
+          work0 += (1 - (c1 > 0 ? cap1 / c1 : 1)) * cost[i]![0]!;
+          cap1 = 0;
+        }
+      }
+      return work0 <= m;
+    };
+    let lo = Math.max(only[0]!, only[1]!);
+    let hi = lo + shared.reduce((a, i) => a + cost[i]![0]!, 0) + 1;
+    for (let k = 0; k < 200 && hi - lo > 1e-12 * Math.max(1, hi); k++) {
+      const mid = (lo + hi) / 2;
+      if (fits(mid)) hi = mid;
+      else lo = mid;
+    }
+    load = hi;
+  } else {
+    load = Math.max(...only, minCost.reduce((a, c) => a + c, 0) / engines.length);
+  }
+  return { bound_ms: Math.max(path, load), path_ms: path, load_ms: load };
+}

@@ -2,7 +2,7 @@ import type { CostSource } from '../cost-curve';
 import type { SplitPoint } from '../split-model';
 import { bootstrapStrategies, type BootstrapOptions, type BootstrapResult, type StrategySpread } from './bootstrap';
 import { scheduleEnergy, type EnergyEstimate, type EnginePower } from './energy';
-import { exhaustiveSchedule } from './exhaustive';
+import { exhaustiveSchedule, makespanLowerBound, type MakespanBound } from './exhaustive';
 import { handoffMs, type StageGraph } from './graph';
 import { prefillSpecFromMeasured, type FitReport, type MeasuredPrefill } from './measured';
 import { criticalPath, engineUse, STRATEGIES, STRATEGY_NAMES, type CriticalPath, type EngineUse, type Schedule, type StrategyId } from './schedule';
@@ -131,6 +131,8 @@ export interface ScheduleModelResult {
   /** Per GEMM kind: ceiling's best split of its first micro-batch (every micro-batch of full size splits the same). */
   readonly per_gemm_splits: readonly { readonly kind: string; readonly rows: number; readonly split: SplitPoint; readonly instances: number }[];
   readonly exhaustive_check: ExhaustiveCheck | null;
+  /** No schedule of the full graph is shorter than this; the optimum lies between it and the best found. */
+  readonly lower_bound: MakespanBound & { readonly best_excess_max: number };
   readonly reproduction: Reproduction | null;
   /** What the model does not contain, with a size where the capture shows one. */
   readonly left_out: readonly { readonly what: string; readonly ms_per_prefill: number | null }[];
@@ -255,6 +257,7 @@ export function scheduleModel(input: ScheduleModelInput): ScheduleModelResult {
       energy,
     };
   });
+  const bound = makespanLowerBound(g);
   let best = strategies[0]!;
   for (const s of strategies) if (s.makespan_ms < best.makespan_ms * (1 - 1e-9)) best = s;
   const bestSchedule = schedules.get(best.strategy)!;
@@ -364,6 +367,7 @@ export function scheduleModel(input: ScheduleModelInput): ScheduleModelResult {
     gantt: { strategy: best.strategy, bars: toGantt(g, bestSchedule) },
     per_gemm_splits: [...splitsByKind.values()],
     exhaustive_check,
+    lower_bound: { ...bound, best_excess_max: best.makespan_ms / bound.bound_ms - 1 },
     reproduction,
     left_out,
     uncertainty: boot,

@@ -485,6 +485,8 @@ export function scheduleText(r: ScheduleModelResult, provenance: readonly string
   L.push('');
   L.push(`best: ${best.name}, ${formatMs(best.makespan_ms)} ms, ${formatSpeedup(best.speedup)} over all-iGPU` +
     (u && bi ? ` (median ${formatSpeedup(bi.speedup.median)}, ${Math.round(u.coverage * 100)} % interval ${formatSpeedup(bi.speedup.low)} .. ${formatSpeedup(bi.speedup.high)})` : ''));
+  const lb = r.lower_bound;
+  L.push(`no schedule of this graph takes less than ${formatMs(lb.bound_ms)} ms (${lb.load_ms >= lb.path_ms ? 'the work at each engine\'s speed' : 'the longest least-cost path'}; path ${formatMs(lb.path_ms)} ms, load ${formatMs(lb.load_ms)} ms): the best found is at most ${pct(lb.best_excess_max)} above the optimum`);
   if (u) {
     L.push(`error bars: ${u.replicates} bootstrap replicates (seed ${u.seed}) over ${u.repetitions.map((x) => `${x.segments} repetition${x.segments === 1 ? '' : 's'} of the ${names.get(x.capture) ?? x.capture} capture`).join(' and ')}, ${u.dispatches} dispatches; ${u.method}`);
     for (const n of u.notes) L.push(`  note: ${n.replace(/^(gpu|npu):/, (x) => `${names.get(x.slice(0, -1)) ?? x}:`)}`);
@@ -506,7 +508,7 @@ export function scheduleText(r: ScheduleModelResult, provenance: readonly string
     }))));
   }
   L.push('');
-  L.push(`stage costs (ms per stage; first and last micro-batch, and summed over one prefill)`);
+  L.push(`stage costs (ms per stage: first and last micro-batch, and summed over one prefill as if every instance ran on that engine)`);
   L.push(formatTable(['stage', 'engine', 'model', 'first', 'last', 'per prefill'], r.stage_costs.map((c) => ({
     stage: c.kind, engine: names.get(c.engine) ?? c.engine, model: c.model,
     first: formatMs(c.first_chunk_ms), last: formatMs(c.last_chunk_ms), 'per prefill': formatMs(c.prefill_ms),
