@@ -125,8 +125,8 @@ describe('tickwise schedule on the sample capture', () => {
     expect(r.code).toBe(0);
     expect(r.stderr).toBe('');
     const lines = r.stdout.split('\n');
-    expect(lines[0]).toMatch(/^# capture 1: captures\/sample\/igpu-prefill\.ireeperf\.jsonl \(ireeperf-jsonl v15/);
-    expect(lines[1]).toMatch(/^# capture 1: captures\/sample\/npu-tiles\.ireeperf\.jsonl/);
+    expect(lines[0]).toMatch(/^# iGPU input: capture 1: captures\/sample\/igpu-prefill\.ireeperf\.jsonl \(ireeperf-jsonl v15/);
+    expect(lines[1]).toMatch(/^# NPU input: capture 1: captures\/sample\/npu-tiles\.ireeperf\.jsonl/);
     expect(r.stdout).toMatch(/^schedule model: 28 layers x 4 micro-batches of 512 rows \(2048-row prompt\), 1125 stages; engines iGPU, NPU$/m);
     expect(r.stdout).toMatch(/^all-iGPU +893 ms +1\.000x/m);
     expect(r.stdout).toMatch(/^pipelined \(HEFT \+ search\) \* /m);

@@ -234,7 +234,7 @@ async function gather(args: Args): Promise<Gathered> {
       tokens: tokensGiven,
       patterns,
     });
-    provenance.push(await provenanceLine(g.store, gpu.capture_id));
+    provenance.push((await provenanceLine(g.store, gpu.capture_id)).replace(/^# /, '# iGPU input: '));
     captures.push({ role: 'gpu', input: args.gpu, capture: (await captureFacts(g.store, [gpu.capture_id]))[0] ?? null });
     gpuEnergy = await segmentEnergy(g.store, gpu.capture_id, gpu.segments, gpu.all_segments);
   } finally {
@@ -255,7 +255,7 @@ async function gather(args: Args): Promise<Gathered> {
     const n = await openInputs([args.npu], imp(args.npu));
     try {
       npu = await kernelSamples(n.store, { captureId: args['npu-capture'], device: args['npu-device'], segment: args['npu-segment'], reps: args['npu-reps'], kernel: args['npu-kernel'] ?? '*', kind: 'npu' });
-      provenance.push(await provenanceLine(n.store, npu.capture_id));
+      provenance.push((await provenanceLine(n.store, npu.capture_id)).replace(/^# /, '# NPU input: '));
       captures.push({ role: 'npu', input: args.npu, capture: (await captureFacts(n.store, [npu.capture_id]))[0] ?? null });
       npuEnergy = await segmentEnergy(n.store, npu.capture_id, npu.segments, npu.all_segments);
     } finally {
