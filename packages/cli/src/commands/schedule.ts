@@ -265,7 +265,7 @@ async function gather(args: Args): Promise<Gathered> {
   }
   const npuTiles = npu === null ? [] : npu.kernels.filter((k) => k.shape !== null);
   if (npu !== null && npuTiles.length === 0) {
-    throw usage(`--npu ${args.npu}: no kernel name carries an MxNxK GEMM shape, so its tiles cannot be matched to the model's GEMMs; narrow --npu-kernel to the GEMM tiles`);
+    throw usage(`--npu ${args.npu}: no kernel name carries an MxNxK GEMM shape, so its tiles cannot be matched to the model's GEMMs; narrow --npu-kernel to the GEMM tiles, or give the tile time with --npu-tile-ms X (--npu-tile-shape NxK)`);
   }
   const hasNpu = npu !== null || tileMs !== undefined;
   const engines = hasNpu ? [...ENGINES] : [ENGINES[0]];
