@@ -109,14 +109,15 @@ async function main(): Promise<void> {
     await generate(db, n);
     console.error(`generated in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   }
-  const self = resolve(import.meta.dirname, 'bench-analyze');
+  // this same script in a fresh process (works under tsx and when bundled)
+  const self = [...process.execArgv, process.argv[1]!];
   const rows: string[] = [];
   const load0 = loadavg()[0]!;
   const summaries: Record<string, unknown> = {};
   for (const which of Object.keys(ANALYSES) as Analysis[]) {
     const runs: { ms: number; rss: number; open: number; cpu: number }[] = [];
     for (let r = 0; r < reps; r++) {
-      const c = spawnSync(self, ['--child', db, which, threads], { encoding: 'utf8', maxBuffer: 1 << 26 });
+      const c = spawnSync(process.execPath, [...self, '--child', db, which, threads], { encoding: 'utf8', maxBuffer: 1 << 26 });
       if (c.status !== 0) {
         console.error(c.stderr);
         process.exit(1);
