@@ -26,6 +26,11 @@ const char* kind_name(uint16_t k) {
     case fmt::Kind::kXdnaSyncobjWait: return "xdna_syncobj_wait";
     case fmt::Kind::kClockSample: return "clock_sample";
     case fmt::Kind::kThreadStats: return "thread_stats";
+    case fmt::Kind::kCudaKernel: return "cuda_kernel";
+    case fmt::Kind::kCudaMemcpy: return "cuda_memcpy";
+    case fmt::Kind::kCudaMemset: return "cuda_memset";
+    case fmt::Kind::kCudaApi: return "cuda_api";
+    case fmt::Kind::kCudaName: return "cuda_name";
   }
   return nullptr;
 }
@@ -155,6 +160,17 @@ std::vector<std::string> validate(const Capture& c) {
         if (r.clock.host_after_ns < r.clock.host_before_ns) err(i, "clock sample after < before");
         break;
       case fmt::Kind::kThreadStats:
+        break;
+      case fmt::Kind::kCudaKernel:
+      case fmt::Kind::kCudaMemcpy:
+      case fmt::Kind::kCudaMemset:  // same start/end offsets
+        if (r.cuda_kernel.end < r.cuda_kernel.start) err(i, "cuda activity end before start");
+        break;
+      case fmt::Kind::kCudaApi:
+        if (r.cuda_api.host_exit_ns < r.cuda_api.host_enter_ns) err(i, "cuda api exit before enter");
+        break;
+      case fmt::Kind::kCudaName:
+        if (r.cuda_name.offset >= r.cuda_name.total_len && r.cuda_name.total_len != 0) err(i, "cuda name fragment past its end");
         break;
       default:  // amdxdna kinds share the prefix
         if (r.xdna.host_exit_ns < r.xdna.host_enter_ns) err(i, "xdna exit before enter");

@@ -69,6 +69,8 @@ enum class StringKeyKind : uint32_t {
   kHipFunction = 1,      // hipFunction_t of the module API (HipLaunch.function)
   kHipHostFunction = 2,  // host stub address of hipLaunchKernel & co (HipLaunch.function)
 };
+// The cuda backend carries its names in-band (CudaName records), not in
+// kStrings chunks: the strings writer of the core only knows HipLaunch keys.
 
 enum class Kind : uint16_t {
   kHipLaunch = 1,
@@ -85,6 +87,11 @@ enum class Kind : uint16_t {
   kXdnaSyncobjWait = 24,
   kClockSample = 32,
   kThreadStats = 33,
+  kCudaKernel = 48,   // a kernel execution (CUPTI CONCURRENT_KERNEL activity)
+  kCudaMemcpy = 49,   // a memory copy (CUPTI MEMCPY activity)
+  kCudaMemset = 50,   // a memset (CUPTI MEMSET activity)
+  kCudaApi = 51,      // a launch / synchronize / memcpy / memset API call (CUPTI callback API)
+  kCudaName = 52,     // a fragment of a name that CudaKernel / CudaApi records carry as a key
 };
 
 /// Which launch entry point a HipLaunch came through.
@@ -104,6 +111,8 @@ enum class HipApi : uint16_t {
 enum class Domain : uint16_t {
   kHostMonotonic = 0,  // ns, the host timeline
   kHostBoottime = 1,   // ns, CLOCK_BOOTTIME
+  kCuptiTimestamp = 2, // ns, CUPTI's normalized clock (cuptiGetTimestamp); CLOCK_REALTIME unless the
+                       // recorder registered its timestamp callback (then CudaKernel & co use kHostMonotonic)
   kHipDevice0 = 16,    // raw ticks of HIP device 0; device d is 16 + d
 };
 
@@ -322,6 +331,105 @@ struct ThreadStats {
   uint64_t reserved[3];
 };
 
+/// Which API class a CudaApi record is (its aux).
+enum class CudaApiClass : uint16_t { kLaunch = 1, kSync = 2, kMemcpy = 3, kMemset = 4, kGraphLaunch = 5 };
+
+/// CUPTI callback domains a CudaApi record comes from (CUpti_CallbackDomain).
+enum class CudaDomain : uint32_t { kDriver = 1, kRuntime = 2 };
+
+/// What a CudaName record names (its aux).
+enum class CudaNameKind : uint16_t {
+  kKernel = 1,  // key = CudaKernel.name_key (FNV-1a 64 of the mangled name); text demangled where possible
+  kApi = 2,     // key = (CudaDomain << 32) | cbid; text = the API function's name ("cudaLaunchKernel")
+};
+
+/// A kernel execution from CUPTI's CONCURRENT_KERNEL activity. start/end are
+/// ns in `time_domain`: kHostMonotonic when CUPTI's timestamp callback is
+/// ours (the normal case), else kCuptiTimestamp (fit with its clock samples).
+struct CudaKernel {
+  uint16_t kind;                // 0 kCudaKernel
+  uint16_t time_domain;         // 2 Domain of start/end
+  uint32_t tid;                 // 4 thread that delivered the CUPTI buffer (not the launching thread)
+  uint64_t start;               // 8
+  uint64_t end;                 // 16
+  uint32_t correlation_id;      // 24 = CudaApi.correlation_id of the launch call
+  uint32_t device_id;           // 28 CUDA device ordinal
+  uint32_t stream_id;           // 32 CUPTI stream id (not the cudaStream_t)
+  uint32_t context_id;          // 36 CUPTI context id
+  uint64_t name_key;            // 40 CudaName key (kind kKernel)
+  uint32_t grid_blocks;         // 48 gridX*Y*Z (saturated)
+  uint32_t block_threads;       // 52 blockX*Y*Z (saturated)
+  uint32_t shared_mem_bytes;    // 56 static + dynamic (saturated)
+  uint16_t registers_per_thread;// 60
+  uint16_t flags;               // 62 bit 0: launched from a CUDA graph; bit 1: device-launched
+};
+
+/// A memory copy from CUPTI's MEMCPY activity (times as CudaKernel).
+struct CudaMemcpy {
+  uint16_t kind;                    // 0 kCudaMemcpy
+  uint16_t time_domain;             // 2
+  uint32_t tid;                     // 4
+  uint64_t start;                   // 8
+  uint64_t end;                     // 16
+  uint32_t correlation_id;          // 24 the driver call's correlation id
+  uint32_t device_id;               // 28
+  uint32_t stream_id;               // 32
+  uint32_t context_id;              // 36
+  uint64_t bytes;                   // 40
+  uint32_t runtime_correlation_id;  // 48 the runtime call's, 0 if none
+  uint8_t copy_kind;                // 52 CUpti_ActivityMemcpyKind (1 HtoD, 2 DtoH, 8 DtoD, ...)
+  uint8_t src_kind;                 // 53 CUpti_ActivityMemoryKind
+  uint8_t dst_kind;                 // 54
+  uint8_t cupti_flags;              // 55 CUpti_ActivityFlag bits (bit 0: async)
+  uint64_t reserved;                // 56
+};
+
+/// A memset from CUPTI's MEMSET activity (times as CudaKernel).
+struct CudaMemset {
+  uint16_t kind;            // 0 kCudaMemset
+  uint16_t time_domain;     // 2
+  uint32_t tid;             // 4
+  uint64_t start;           // 8
+  uint64_t end;             // 16
+  uint32_t correlation_id;  // 24
+  uint32_t device_id;       // 28
+  uint32_t stream_id;       // 32
+  uint32_t context_id;      // 36
+  uint64_t bytes;           // 40
+  uint32_t value;           // 48
+  uint16_t memory_kind;     // 52 CUpti_ActivityMemoryKind
+  uint16_t cupti_flags;     // 54
+  uint64_t reserved;        // 56
+};
+
+/// One API call seen through CUPTI's callback API, on the calling thread:
+/// enter/exit bracket the call (taken inside CUPTI's enter/exit callbacks).
+struct CudaApi {
+  uint16_t kind;            //  0 kCudaApi
+  uint16_t api_class;       //  2 CudaApiClass
+  uint32_t tid;             //  4 the calling thread
+  uint64_t host_enter_ns;   //  8
+  uint64_t host_exit_ns;    // 16
+  uint32_t correlation_id;  // 24 CUPTI's; = CudaKernel/CudaMemcpy/CudaMemset.correlation_id
+  uint32_t cbid;            // 28 CUPTI callback id within the domain
+  uint32_t domain;          // 32 CudaDomain
+  int32_t result;           // 36 cudaError_t / CUresult returned
+  uint64_t stream;          // 40 cudaStream_t / CUstream where the call names one, else 0
+  uint64_t reserved[2];     // 48
+};
+
+/// A fragment of a name: names longer than 40 bytes span several records
+/// with the same (aux, key); `offset` orders them.
+struct CudaName {
+  uint16_t kind;        //  0 kCudaName
+  uint16_t name_kind;   //  2 CudaNameKind
+  uint32_t tid;         //  4
+  uint64_t key;         //  8
+  uint32_t total_len;   // 16 bytes of the whole name (UTF-8, no NUL)
+  uint32_t offset;      // 20 where this fragment starts
+  char text[40];        // 24 min(40, total_len - offset) bytes, zero padded
+};
+
 struct Record {
   union {
     RecordPrefix prefix;
@@ -339,6 +447,11 @@ struct Record {
     XdnaUnknownIoctl xdna_unknown;
     ClockSample clock;
     ThreadStats thread_stats;
+    CudaKernel cuda_kernel;
+    CudaMemcpy cuda_memcpy;
+    CudaMemset cuda_memset;
+    CudaApi cuda_api;
+    CudaName cuda_name;
     unsigned char bytes[64];
   };
 };
@@ -349,6 +462,11 @@ static_assert(sizeof(XdnaExecCmd) == 64 && sizeof(XdnaSyncobjWait) == 64 && size
 static_assert(sizeof(XdnaSyncBo) == 64 && sizeof(XdnaUnknownIoctl) == 64);
 static_assert(sizeof(ClockSample) == 64 && sizeof(ThreadStats) == 64 && sizeof(Record) == 64);
 static_assert(offsetof(XdnaExecCmd, seq) == 40 && offsetof(XdnaSyncobjWait, timeout_abs_ns) == 48);
+static_assert(sizeof(CudaKernel) == 64 && sizeof(CudaMemcpy) == 64 && sizeof(CudaMemset) == 64);
+static_assert(sizeof(CudaApi) == 64 && sizeof(CudaName) == 64);
+static_assert(offsetof(CudaKernel, name_key) == 40 && offsetof(CudaKernel, flags) == 62);
+static_assert(offsetof(CudaMemcpy, runtime_correlation_id) == 48 && offsetof(CudaApi, stream) == 40);
+static_assert(offsetof(CudaName, text) == 24);
 static_assert(offsetof(HipDispatch, kernel_id) == 56 && offsetof(HipLaunch, shared_mem_bytes) == 60);
 
 }  // namespace tickwise::fmt
