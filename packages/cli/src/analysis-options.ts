@@ -4,7 +4,7 @@
  * provenance header every human output starts with.
  */
 import type { Argv } from 'yargs';
-import { captureFacts, provenanceLines, type CaptureFacts, type SelectionOptions } from '@tickwise/analyzer';
+import { captureFacts, errorFindingsHeader, provenanceLines, type CaptureFacts, type SelectionOptions } from '@tickwise/analyzer';
 import type { Store } from '@tickwise/store';
 import { formatNs, TickwiseError } from '@tickwise/time';
 import { withInputs, withJson, type InputArgs } from './options';
@@ -38,9 +38,16 @@ export function selectionOptions(args: AnalysisArgs): SelectionOptions {
   return { captureId: args.capture, device: args.device, segment: args.segment, reps: args.reps };
 }
 
-/** Provenance lines of the captures a result talks about. */
+/**
+ * What every human output about captures starts with: their provenance lines,
+ * then any check finding of severity error (a number printed below such a
+ * line may be wrong, so it is said first).
+ */
 export async function header(store: Store, captureIds: Iterable<number>): Promise<string> {
-  return provenanceLines(store, captureIds);
+  const ids = [...new Set(captureIds)];
+  const lines = await provenanceLines(store, ids);
+  const errors = await errorFindingsHeader(store, ids.length ? { captureIds: ids } : {});
+  return errors ? `${lines}\n${errors.trimEnd()}` : lines;
 }
 
 /** Provenance facts for a JSON result. */

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { CommandModule } from 'yargs';
-import { captureFacts, provenanceLine, rowGroupCost, segments, type CaptureFacts, type CostResult } from '@tickwise/analyzer';
+import { captureFacts, errorFindingsHeader, provenanceLine, rowGroupCost, segments, type CaptureFacts, type CostResult } from '@tickwise/analyzer';
 import { openInputs } from '@tickwise/capture';
 import {
   DEFAULT_GROUP_ROWS,
@@ -156,6 +156,9 @@ async function costOneCapture(engine: Engine, input: string, args: Args, kernel:
     const chosen = segs.filter((x) => picked.has(x.segment));
     const spanNs = chosen.reduce((a, x) => a + Number(x.span_ns), 0);
     const kernelNs = cost.matched_kernels.reduce((a, k) => a + Number(k.total_ns), 0);
+    // a number from a capture with an error finding is announced as such first
+    const errors = await errorFindingsHeader(store, { captureIds: [cost.capture_id] });
+    if (errors) process.stderr.write(`${input}:\n${errors}`);
     return {
       input,
       cost,
