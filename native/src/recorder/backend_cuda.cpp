@@ -29,7 +29,11 @@
 #include <dlfcn.h>
 #include <link.h>
 
+#include <pthread.h>
+
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -90,6 +94,7 @@ struct CudaState {
   std::atomic<uint8_t> api_named[3][kMaxCbid] = {};
   std::atomic<uint64_t> kernels{0}, memcpys{0}, memsets{0}, buffers{0}, cupti_dropped{0}, names{0}, unknown{0};
   std::atomic<uint64_t> buffer_alloc_failures{0};
+  std::atomic<bool> exit_flush_timed_out{false};
   std::mutex names_mu;  // CUPTI buffer thread(s)
   std::unordered_map<const char*, uint64_t> key_by_ptr;
   std::unordered_set<uint64_t> named_keys;
@@ -427,7 +432,40 @@ bool fail(const std::string& why) {
 
 void cuda_flush();
 
-void at_exit_flush() { cuda_flush(); }
+/// At exit, before the core finalizes: CUPTI's buffers out while the
+/// application's threads may still push. On a thread of its own with a
+/// deadline, since a runtime torn down before us could make the flush hang.
+void at_exit_flush() {
+  if (cs().phase.load(std::memory_order_acquire) != 1) return;
+  struct Job {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+  };
+  auto* job = new Job();  // leaked if the flush never returns
+  pthread_t th;
+  if (pthread_create(&th, nullptr, [](void* p) -> void* {
+        auto* j = static_cast<Job*>(p);
+        cuda_flush();
+        std::lock_guard<std::mutex> g(j->mu);
+        j->done = true;
+        j->cv.notify_all();
+        return nullptr;
+      }, job) != 0) {
+    delete job;
+    return;
+  }
+  std::unique_lock<std::mutex> l(job->mu);
+  const bool finished = job->cv.wait_for(l, std::chrono::seconds(5), [&] { return job->done; });
+  l.unlock();
+  if (finished) {
+    pthread_join(th, nullptr);
+    delete job;
+  } else {
+    pthread_detach(th);
+    cs().exit_flush_timed_out.store(true);
+  }
+}
 
 bool cuda_start() {
   CudaState& s = cs();
@@ -580,6 +618,7 @@ void cuda_describe(JsonWriter& w) {
   w.key("cupti_dropped_records").value(s.cupti_dropped.load());
   w.key("cupti_buffer_alloc_failures").value(s.buffer_alloc_failures.load());
   w.key("other_activity_records").value(s.unknown.load());
+  w.key("exit_flush_timed_out").value(s.exit_flush_timed_out.load());
   w.key("devices").begin_array();
   {
     std::lock_guard<std::mutex> g(s.devices_mu);

@@ -159,49 +159,62 @@ void tool_finalize(void*) { rocprof_flush(); }
 
 inline uint32_t sat32(uint64_t v) { return v > 0xFFFFFFFFull ? 0xFFFFFFFFu : uint32_t(v); }
 
-/// Brackets one intercepted launch: enter time, external correlation id, exit time.
+/// Brackets one intercepted launch: enter time, external correlation id,
+/// exit time. The record is built in place in the thread's ring slot.
 class LaunchScope {
  public:
   LaunchScope(fmt::HipApi api, const void* function, hipStream_t stream, dim3 grid, dim3 block, size_t shm) {
     if (!active(BackendId::kHip)) return;
     t_ = thread_state();
-    if (!t_) return;
+    if (!t_ || t_->busy) {  // nested inside another interposed call: pass through
+      t_ = nullptr;
+      return;
+    }
+    t_->busy = true;  // our slot stays reserved until done(): nested calls must not reserve
     if (__builtin_expect(!g_hip_seen.load(std::memory_order_relaxed), 0) && !g_hip_seen.exchange(true))
       request_clock_sample();  // the device domains' start samples
-    auto& l = rec_.hip_launch;
-    l.kind = uint16_t(fmt::Kind::kHipLaunch);
-    l.api = uint16_t(api);
-    l.tid = t_->tid;
-    l.launch_id = next_launch_id(t_);
-    l.function = reinterpret_cast<uint64_t>(function);
-    l.stream = reinterpret_cast<uint64_t>(stream);
-    l.grid_blocks = sat32(uint64_t(grid.x) * grid.y * grid.z);
-    l.block_threads = sat32(uint64_t(block.x) * block.y * block.z);
-    l.shared_mem_bytes = sat32(shm);
-    l.host_enter_ns = now_ns();
-    if (rocp().push && rocp().active.load(std::memory_order_relaxed)) {
-      rocprofiler_user_data_t u;
-      u.value = l.launch_id;
-      correlated_ = rocp().push(rocp().ctx, t_->tid, u) == kRocpStatusSuccess;
+    const uint64_t id = next_launch_id(t_);
+    slot_ = t_->ring->reserve();
+    if (slot_) {
+      auto& l = slot_->hip_launch;
+      l.kind = uint16_t(fmt::Kind::kHipLaunch);
+      l.api = uint16_t(api);
+      l.tid = t_->tid;
+      l.launch_id = id;
+      l.function = reinterpret_cast<uint64_t>(function);
+      l.stream = reinterpret_cast<uint64_t>(stream);
+      l.grid_blocks = sat32(uint64_t(grid.x) * grid.y * grid.z);
+      l.block_threads = sat32(uint64_t(block.x) * block.y * block.z);
+      l.shared_mem_bytes = sat32(shm);
     }
+    // Correlate even when the record was dropped: the dispatch still names its launch.
+    Rocprof& r = rocp();
+    if (r.push && r.active.load(std::memory_order_relaxed)) {
+      rocprofiler_user_data_t u;
+      u.value = id;
+      correlated_ = r.push(r.ctx, t_->tid, u) == kRocpStatusSuccess;
+    }
+    if (slot_) slot_->hip_launch.host_enter_ns = now_ns();
   }
   hipError_t done(hipError_t rc) {
     if (!t_) return rc;
-    auto& l = rec_.hip_launch;
-    l.host_exit_ns = now_ns();
-    l.result = rc;
+    if (slot_) {
+      slot_->hip_launch.host_exit_ns = now_ns();
+      slot_->hip_launch.result = rc;
+      t_->ring->commit();
+    }
     if (correlated_) {
       rocprofiler_user_data_t u;
       rocp().pop(rocp().ctx, t_->tid, &u);
     }
-    emit(t_, rec_);
+    t_->busy = false;
     return rc;
   }
 
  private:
   ThreadState* t_ = nullptr;
+  fmt::Record* slot_ = nullptr;
   bool correlated_ = false;
-  fmt::Record rec_{};
 };
 
 hipError_t record_sync(fmt::HipApi api, hipStream_t stream, uint64_t enter, hipError_t rc) {

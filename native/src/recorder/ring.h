@@ -39,6 +39,8 @@ struct Ring {
       return nullptr;
     }
     r->slots = static_cast<fmt::Record*>(s);
+    // Touch every page now, not on the application's launch path.
+    std::memset(s, 0, size_t(records_pow2) * sizeof(fmt::Record));
     r->capacity = records_pow2;
     r->mask = records_pow2 - 1;
     r->tid = tid;
@@ -50,6 +52,23 @@ struct Ring {
     r->~Ring();
     free(r);
   }
+
+  /// Producer: a slot to fill in place, or nullptr when the ring is full
+  /// (counted as a drop). Publish it with commit().
+  fmt::Record* reserve() {
+    const uint64_t h = head.load(std::memory_order_relaxed);
+    if (h - cached_tail >= capacity) {
+      cached_tail = tail.load(std::memory_order_acquire);
+      if (h - cached_tail >= capacity) {
+        dropped.store(dropped.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        return nullptr;
+      }
+    }
+    // The slot after this one: fetch it for writing while the caller works.
+    __builtin_prefetch(&slots[(h + 1) & mask], 1, 3);
+    return &slots[h & mask];
+  }
+  void commit() { head.store(head.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
 
   bool push(const fmt::Record& rec) {
     const uint64_t h = head.load(std::memory_order_relaxed);
