@@ -74,9 +74,10 @@ def decode(cap):
             copies.append(dict(kind="memcpy" if kind == K_MEMCPY else "memset", domain=aux, start=start, end=end,
                                corr=corr, device=dev, stream=stream, bytes=nbytes))
         elif kind == K_API:
-            enter, exit_, corr, cbid, dom, res, stream = struct.unpack_from("<QQIIIiQ", r, 8)
+            enter, exit_, corr, cbid, dom, res, stream, aflags, tdom = struct.unpack_from("<QQIIIiQHH", r, 8)
             api.append(dict(cls=API_CLASS.get(aux, f"class{aux}"), tid=tid, enter=enter, exit=exit_, corr=corr,
-                            cbid=cbid, domain=dom, result=res, stream=stream))
+                            cbid=cbid, domain=dom, result=res, stream=stream, timed_by="activity" if aflags & 1 else "callback",
+                            time_domain=tdom))
         elif kind == K_NAME:
             key, total, off = struct.unpack_from("<QII", r, 8)
             frags[(aux, key)][off] = (total, r[24:24 + min(40, total - off)])
@@ -102,13 +103,17 @@ def to_monotonic(d, cap):
     """Maps record times to CLOCK_MONOTONIC: identity for domain 0; an offset fit from clock samples for domain 2."""
     off = 0
     samples = [c for c in d["clocks"] if c["domain"] == 2]
-    if any(k["domain"] == 2 for k in d["kernels"]) and samples:
+    if (any(k["domain"] == 2 for k in d["kernels"]) or any(a["time_domain"] == 2 for a in d["api"])) and samples:
         best = min(samples, key=lambda c: c["after"] - c["before"])
         off = (best["before"] + best["after"]) // 2 - best["value"]
     for x in d["kernels"] + d["copies"]:
         if x["domain"] == 2:
             x["start"] += off
             x["end"] += off
+    for a in d["api"]:
+        if a["time_domain"] == 2:
+            a["enter"] += off
+            a["exit"] += off
     return off
 
 
@@ -138,8 +143,15 @@ def check(dirpath, windows_path=None, profiler_path=None):
     import bisect
     res = dict(capture=dirpath, records=len(cap["records"]), stopped=cap["stopped"], kernels=len(kernels),
                copies=len(d["copies"]), api_records=len(api), cupti_clock_offset_ns=shift,
+               api_timed_by=sorted({a["timed_by"] for a in api}),
+               cuda_backend=next((b for b in (cap["meta"] or {}).get("backends", []) if b.get("name") == "cuda"), None),
                time_domains=sorted({k["domain"] for k in kernels}))
-    res["api_by_name"] = dict(sorted(defaultdict(int, {}).items()))
+    cupti = [c for c in d["clocks"] if c["domain"] == 2]
+    if cupti:
+        dev = [c["value"] - (c["before"] + c["after"]) // 2 for c in cupti]
+        res["cupti_clock_samples"] = dict(count=len(cupti), value_minus_host_mid_ns_min=min(dev),
+                                          value_minus_host_mid_ns_max=max(dev),
+                                          bracket_ns_max=max(c["after"] - c["before"] for c in cupti))
     cnt = defaultdict(int)
     for a in api:
         cnt[a["name"]] += 1

@@ -7,7 +7,7 @@
 #   3. checks the capture: every kernel between its launch call's enter and the
 #      exit of the next device synchronize; kernel count and totals vs the profiler;
 #   4. launch overhead of an empty kernel without / with the recorder (same binary).
-# Everything lands in $OUT (default /tmp/tw-cuda-validate).
+# Everything lands in $OUT (default /tmp/tw-cuda-validate), and packed as $OUT/results.tgz.
 #   native/cuda/validate.sh                 # all
 #   TW_SKIP_BENCH=1 native/cuda/validate.sh
 set -uo pipefail
@@ -58,57 +58,76 @@ sha256sum "$lib" >>"$OUT/env.txt"
 # The recorder, for CUDA: the driver loads the library named here at cuInit and
 # calls its InitializeInjection; TICKWISE_CAPTURE_DIR turns recording on.
 rec_env=(CUDA_INJECTION64_PATH="$lib" TICKWISE_BACKENDS=cuda)
+modes="${TW_API_MODES:-activity callback}"
 
-log "prefill under the recorder"
-rm -rf "$OUT/capture"
-run env "${rec_env[@]}" TICKWISE_CAPTURE_DIR="$OUT/capture" "$py" "$here/prefill.py" --mode record --out "$OUT/record.json" \
-  ${TW_PREFILL_ARGS:-} >"$OUT/record.log" 2>&1; echo "rc=$?" >>"$OUT/record.log"
-tail -5 "$OUT/record.log"
+for mode in $modes; do
+  log "prefill under the recorder (TICKWISE_CUDA_API=$mode)"
+  rm -rf "$OUT/capture-$mode"
+  run timeout 240 env "${rec_env[@]}" TICKWISE_CUDA_API="$mode" TICKWISE_CAPTURE_DIR="$OUT/capture-$mode" "$py" \
+    "$here/prefill.py" --mode record --out "$OUT/record-$mode.json" ${TW_PREFILL_ARGS:-} >"$OUT/record-$mode.log" 2>&1
+  echo "rc=$?" >>"$OUT/record-$mode.log"
+  tail -3 "$OUT/record-$mode.log"
+done
 
 log "prefill under torch.profiler (separate process: CUPTI takes one subscriber)"
-run "$py" "$here/prefill.py" --mode profile --out "$OUT/profiler.json" --trace "$OUT/profiler-trace.json.gz" \
+run timeout 240 "$py" "$here/prefill.py" --mode profile --out "$OUT/profiler.json" --trace "$OUT/profiler-trace.json.gz" \
   ${TW_PREFILL_ARGS:-} >"$OUT/profile.log" 2>&1; echo "rc=$?" >>"$OUT/profile.log"
-tail -5 "$OUT/profile.log"
+tail -3 "$OUT/profile.log"
 
-log "check"
-[[ -x "$build/bin/tw-dump" ]] && run "$build/bin/tw-dump" "$OUT/capture" >"$OUT/tw-dump.txt" 2>&1
-cat "$OUT/tw-dump.txt" 2>/dev/null
-run "$py" "$here/twr_cuda.py" check "$OUT/capture" --windows "$OUT/record.json" --profiler "$OUT/profiler.json" \
-  --out "$OUT/check.json" >"$OUT/check.txt" 2>&1; echo "rc=$?" >>"$OUT/check.txt"
-cat "$OUT/check.txt"
-run "$py" "$here/twr_cuda.py" summary "$OUT/capture" >"$OUT/summary.txt" 2>&1
+for mode in $modes; do
+  log "check capture-$mode"
+  [[ -x "$build/bin/tw-dump" ]] && run "$build/bin/tw-dump" "$OUT/capture-$mode" >"$OUT/tw-dump-$mode.txt" 2>&1
+  cat "$OUT/tw-dump-$mode.txt" 2>/dev/null
+  run "$py" "$here/twr_cuda.py" check "$OUT/capture-$mode" --windows "$OUT/record-$mode.json" --profiler "$OUT/profiler.json" \
+    --out "$OUT/check-$mode.json" >"$OUT/check-$mode.txt" 2>&1; echo "rc=$?" >>"$OUT/check-$mode.txt"
+  grep -v '^  "\(name\|state\|cupti_\|memcpy_\|memset_\|name_\|other_\|exit_\)' "$OUT/check-$mode.txt" | head -120
+  run "$py" "$here/twr_cuda.py" summary "$OUT/capture-$mode" >"$OUT/summary-$mode.txt" 2>&1
+done
 
 if [[ "${TW_SKIP_BENCH:-0}" != 1 ]]; then
-  log "launch overhead: empty kernel, us per launch (same binary; configurations interleaved, 2 runs each)"
-  bench="$build/bin/empty_launch_bench"
-  n="${TW_BENCH_N:-100000}"
+  n="${TW_BENCH_N:-50000}"
+  passes="${TW_BENCH_PASSES:-6}"
+  pin=(); command -v taskset >/dev/null && pin=(taskset -c "${TW_BENCH_CPUS:-4-7}")
+  log "launch overhead: empty kernel, us per launch; same binary; $passes passes of interleaved configurations, $n launches x 5 rounds each; ${pin[*]}"
+  bench=(timeout 60 "${pin[@]}" "$build/bin/empty_launch_bench" "$n" 5)
+  # A ring big enough that the launch burst never drops between drains (10 ms).
+  brec=("${rec_env[@]}" TICKWISE_RING_RECORDS=65536)
   : >"$OUT/bench.jsonl"
-  for pass in 1 2; do
-    run "$bench" "$n" 7 "none" >>"$OUT/bench.jsonl" 2>>"$OUT/bench.err"
+  for pass in $(seq "$passes"); do
+    run "${bench[@]}" none >>"$OUT/bench.jsonl" 2>>"$OUT/bench.err"
+    for mode in off activity callback; do
+      rm -rf /tmp/tw-bench-cap
+      run env "${brec[@]}" TICKWISE_CUDA_API=$mode TICKWISE_CAPTURE_DIR=/tmp/tw-bench-cap "${bench[@]}" "recorder-api-$mode" \
+        >>"$OUT/bench.jsonl" 2>>"$OUT/bench.err"
+      if [[ $pass == 1 ]]; then
+        cp /tmp/tw-bench-cap/meta.json "$OUT/bench-meta-$mode.json"
+        "$py" "$here/twr_cuda.py" summary /tmp/tw-bench-cap >"$OUT/bench-summary-$mode.txt" 2>&1
+      fi
+    done
     rm -rf /tmp/tw-bench-cap
-    run env "${rec_env[@]}" TICKWISE_CAPTURE_DIR=/tmp/tw-bench-cap "$bench" "$n" 7 "recorder" >>"$OUT/bench.jsonl" 2>>"$OUT/bench.err"
-    [[ $pass == 1 ]] && cp /tmp/tw-bench-cap/meta.json "$OUT/bench-recorder-meta.json" &&
-      "$py" "$here/twr_cuda.py" summary /tmp/tw-bench-cap >"$OUT/bench-recorder-summary.txt" 2>&1
-    rm -rf /tmp/tw-bench-cap
-    run env "${rec_env[@]}" TICKWISE_CUDA_DRIVER_API=0 TICKWISE_CAPTURE_DIR=/tmp/tw-bench-cap "$bench" "$n" 7 "recorder-runtime-api-only" >>"$OUT/bench.jsonl" 2>>"$OUT/bench.err"
-    rm -rf /tmp/tw-bench-cap
-    run env "${rec_env[@]}" TICKWISE_CUDA_API=0 TICKWISE_CAPTURE_DIR=/tmp/tw-bench-cap "$bench" "$n" 7 "recorder-activity-only" >>"$OUT/bench.jsonl" 2>>"$OUT/bench.err"
-    rm -rf /tmp/tw-bench-cap
-    run env "${rec_env[@]}" "$bench" "$n" 7 "injected-inert" >>"$OUT/bench.jsonl" 2>>"$OUT/bench.err"
+    run env "${rec_env[@]}" "${bench[@]}" injected-inert >>"$OUT/bench.jsonl" 2>>"$OUT/bench.err"
   done
-  cat "$OUT/bench.jsonl"
   "$py" - "$OUT/bench.jsonl" >"$OUT/bench-summary.json" <<'PY'
 import json, sys, statistics
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip().startswith("{")]
-by = {}
+by, passes, cur = {}, [], {}
 for r in rows:
     by.setdefault(r["label"], []).extend(r["rounds_us_per_launch"])
-out = {k: dict(median_us=statistics.median(v), min_us=min(v), rounds=len(v)) for k, v in by.items()}
-base = out.get("none", {}).get("median_us")
-for k, v in out.items():
-    if base: v["added_us_vs_none"] = v["median_us"] - base
+    if r["label"] == "none":
+        cur = {}
+        passes.append(cur)
+    cur[r["label"]] = r["us_per_launch_median"]
+out = {}
+for k, v in by.items():
+    diffs = [p[k] - p["none"] for p in passes if k in p and "none" in p]
+    out[k] = dict(median_us=round(statistics.median(v), 4), min_us=round(min(v), 4), rounds=len(v),
+                  added_us_median_of_paired_pass_diffs=round(statistics.median(diffs), 4) if diffs else None,
+                  paired_pass_diffs_us=[round(x, 4) for x in diffs])
 print(json.dumps(out, indent=1))
 PY
   cat "$OUT/bench-summary.json"
 fi
 log "done"
+# One archive for everything (what comes back from a device run is limited in count).
+tar czf /tmp/tw-results.tgz -C "$OUT" --exclude=results.tgz . && mv /tmp/tw-results.tgz "$OUT/results.tgz"
+ls -la "$OUT/results.tgz"

@@ -21,6 +21,22 @@ CUpti_TimestampCallbackFunc g_ts = nullptr;
 std::mutex g_mu;
 std::vector<CUpti_ActivityKernel10> g_pending;
 uint32_t g_corr = 0;
+bool g_rt_api[2048] = {}, g_drv_api[2048] = {};
+
+/// API activity record into a kernel-sized slot (the buffer has fixed-size slots).
+void push_api(CUpti_ActivityKind kind, uint32_t cbid, uint64_t start, uint64_t end, uint32_t corr) {
+  CUpti_ActivityKernel10 slot{};
+  CUpti_ActivityAPI a{};
+  a.kind = kind;
+  a.cbid = cbid;
+  a.start = start;
+  a.end = end;
+  a.threadId = 4242;
+  a.correlationId = corr;
+  memcpy(&slot, &a, sizeof a);
+  std::lock_guard<std::mutex> g(g_mu);
+  g_pending.push_back(slot);
+}
 const char* kNames[] = {"_Z6kernelPf", "_ZN2at6native18elementwise_kernelILi128ELi4EEEviT1_", "not_mangled"};
 
 uint64_t ts() {
@@ -66,6 +82,8 @@ CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc r, C
 }
 CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc f) { g_ts = f; return CUPTI_SUCCESS; }
 CUptiResult cuptiActivityEnable(CUpti_ActivityKind) { return CUPTI_SUCCESS; }
+CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId id, uint8_t en) { g_rt_api[id] = en; return CUPTI_SUCCESS; }
+CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId id, uint8_t en) { g_drv_api[id] = en; return CUPTI_SUCCESS; }
 CUptiResult cuptiActivityGetNextRecord(uint8_t* buffer, size_t valid, CUpti_Activity** rec) {
   uint8_t* p = *rec ? reinterpret_cast<uint8_t*>(*rec) + sizeof(CUpti_ActivityKernel10) : buffer;
   if (p + sizeof(CUpti_ActivityKernel10) > buffer + valid) return CUPTI_ERROR_MAX_LIMIT_REACHED;
@@ -94,6 +112,7 @@ void fake_cupti_launch(int which, uint64_t dur_ns) {
   uint64_t cdata = 0;
   cudaLaunchKernel_v7000_params p{};
   p.stream = reinterpret_cast<cudaStream_t>(0x1234);
+  const uint64_t enter = ts();
   call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_API_ENTER, corr, &cdata, "cudaLaunchKernel", &p, nullptr);
   CUpti_ActivityKernel10 k{};
   k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
@@ -107,15 +126,20 @@ void fake_cupti_launch(int which, uint64_t dur_ns) {
   { std::lock_guard<std::mutex> g(g_mu); g_pending.push_back(k); }
   int ret = 0;
   call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_API_EXIT, corr, &cdata, "cudaLaunchKernel", &p, &ret);
+  if (g_rt_api[CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000])
+    push_api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, enter, ts(), corr);
 }
 
 void fake_cupti_sync(uint64_t wait_ns) {
   const uint32_t corr = ++g_corr;
   uint64_t cdata = 0;
+  const uint64_t enter = ts();
   call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, CUPTI_API_ENTER, corr, &cdata, "cudaDeviceSynchronize", nullptr, nullptr);
   timespec t{0, long(wait_ns)};
   nanosleep(&t, nullptr);
   int ret = 0;
   call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, CUPTI_API_EXIT, corr, &cdata, "cudaDeviceSynchronize", nullptr, &ret);
+  if (g_rt_api[CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020])
+    push_api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, enter, ts(), corr);
 }
 }

@@ -414,8 +414,13 @@ struct CudaApi {
   uint32_t cbid;            // 28 CUPTI callback id within the domain
   uint32_t domain;          // 32 CudaDomain
   int32_t result;           // 36 cudaError_t / CUresult returned
-  uint64_t stream;          // 40 cudaStream_t / CUstream where the call names one, else 0
-  uint64_t reserved[2];     // 48
+  uint64_t stream;          // 40 cudaStream_t / CUstream where the call names one (callback mode), else 0
+  uint16_t flags;           // 48 bit 0: timed by CUPTI's API activity (tid = CUPTI's thread id), else by
+                            //    the recorder's enter/exit callbacks (tid = gettid of the caller)
+  uint16_t time_domain;     // 50 Domain of host_enter_ns/host_exit_ns: kHostMonotonic, or kCuptiTimestamp
+                            //    when activity-timed and CUPTI's timestamp callback was unavailable
+  uint32_t pad;             // 52
+  uint64_t reserved;        // 56
 };
 
 /// A fragment of a name: names longer than 40 bytes span several records
@@ -466,6 +471,7 @@ static_assert(sizeof(CudaKernel) == 64 && sizeof(CudaMemcpy) == 64 && sizeof(Cud
 static_assert(sizeof(CudaApi) == 64 && sizeof(CudaName) == 64);
 static_assert(offsetof(CudaKernel, name_key) == 40 && offsetof(CudaKernel, flags) == 62);
 static_assert(offsetof(CudaMemcpy, runtime_correlation_id) == 48 && offsetof(CudaApi, stream) == 40);
+static_assert(offsetof(CudaApi, flags) == 48 && offsetof(CudaApi, time_domain) == 50);
 static_assert(offsetof(CudaName, text) == 24);
 static_assert(offsetof(HipDispatch, kernel_id) == 56 && offsetof(HipLaunch, shared_mem_bytes) == 60);
 

@@ -63,7 +63,12 @@ struct CuptiApi {
   decltype(&::cuptiActivityGetNumDroppedRecords) num_dropped = nullptr;
   decltype(&::cuptiActivityFlushAll) flush_all = nullptr;
   decltype(&::cuptiGetTimestamp) get_timestamp = nullptr;
+  decltype(&::cuptiActivityEnableRuntimeApi) enable_runtime_api = nullptr;  // CUPTI 12.x+
+  decltype(&::cuptiActivityEnableDriverApi) enable_driver_api = nullptr;
 };
+
+/// How host times of API calls are taken (TICKWISE_CUDA_API).
+enum class ApiMode { kOff, kCallback, kActivity };
 
 constexpr uint32_t kMaxCbid = 2048;  // above every runtime/driver cbid of CUDA 13 (523 / 807)
 
@@ -84,6 +89,8 @@ struct CudaState {
   bool timestamp_callback = false;
   uint16_t time_domain = uint16_t(fmt::Domain::kCuptiTimestamp);
   bool api_callbacks = false;
+  ApiMode api_mode = ApiMode::kActivity;
+  const char* api_mode_name = "activity";
   bool demangle = true;
   size_t buffer_bytes = 8u << 20;
   uint32_t enabled_cbids[3] = {};  // by CUpti_CallbackDomain (1 driver, 2 runtime)
@@ -265,6 +272,34 @@ void on_memset(const CUpti_ActivityMemset4& m) {
   emit_patient(rec);
 }
 
+/// An API call from CUPTI's RUNTIME / DRIVER activity (mode "activity"):
+/// CUPTI timed it on the calling thread; the record reaches us in a buffer.
+void on_api_activity(const CUpti_ActivityAPI& x, uint32_t domain) {
+  CudaState& s = cs();
+  const uint32_t cbid = x.cbid;
+  if (cbid >= kMaxCbid) return;
+  if (!s.api_named[domain][cbid].load(std::memory_order_relaxed)) {
+    s.api_named[domain][cbid].store(1, std::memory_order_relaxed);
+    const char* name = nullptr;
+    if (s.api.callback_name && s.api.callback_name(CUpti_CallbackDomain(domain), cbid, &name) == CUPTI_SUCCESS && name)
+      emit_name(fmt::CudaNameKind::kApi, (uint64_t(domain) << 32) | cbid, std::string(name));
+  }
+  fmt::Record rec{};
+  auto& a = rec.cuda_api;
+  a.kind = uint16_t(fmt::Kind::kCudaApi);
+  a.api_class = s.api_class[domain][cbid];
+  a.tid = x.threadId;  // CUPTI's thread id of the caller
+  a.host_enter_ns = x.start;
+  a.host_exit_ns = x.end;
+  a.correlation_id = x.correlationId;
+  a.cbid = cbid;
+  a.domain = domain;
+  a.result = int32_t(x.returnValue);
+  a.flags = 1;  // timed by CUPTI's API activity
+  a.time_domain = s.time_domain;
+  emit_patient(rec);
+}
+
 void on_device(const CUpti_ActivityDevice5& d) {
   DeviceInfo info{d.id, d.name ? d.name : "", d.computeCapabilityMajor, d.computeCapabilityMinor,
                   d.numMultiprocessors, d.globalMemorySize};
@@ -289,6 +324,12 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t* buffe
         break;
       case CUPTI_ACTIVITY_KIND_MEMSET:
         on_memset(*reinterpret_cast<const CUpti_ActivityMemset4*>(a));
+        break;
+      case CUPTI_ACTIVITY_KIND_RUNTIME:
+        on_api_activity(*reinterpret_cast<const CUpti_ActivityAPI*>(a), CUPTI_CB_DOMAIN_RUNTIME_API);
+        break;
+      case CUPTI_ACTIVITY_KIND_DRIVER:
+        on_api_activity(*reinterpret_cast<const CUpti_ActivityAPI*>(a), CUPTI_CB_DOMAIN_DRIVER_API);
         break;
       case CUPTI_ACTIVITY_KIND_DEVICE:
         on_device(*reinterpret_cast<const CUpti_ActivityDevice5*>(a));
@@ -371,6 +412,7 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   a.domain = domain;
   a.result = cb->functionReturnValue ? *static_cast<const int32_t*>(cb->functionReturnValue) : 0;
   a.stream = stream_of(domain, cbid, cb->functionParams);
+  a.time_domain = uint16_t(fmt::Domain::kHostMonotonic);
   emit(t, rec);
 }
 
@@ -492,25 +534,44 @@ bool cuda_start() {
   resolve(h, a.num_dropped, "cuptiActivityGetNumDroppedRecords");
   resolve(h, a.flush_all, "cuptiActivityFlushAll");
   resolve(h, a.get_timestamp, "cuptiGetTimestamp");
+  resolve(h, a.enable_runtime_api, "cuptiActivityEnableRuntimeApi");
+  resolve(h, a.enable_driver_api, "cuptiActivityEnableDriverApi");
   if (!a.register_buffers || !a.activity_enable || !a.next_record || !a.flush_all || !a.get_timestamp)
     return fail("resolve CUPTI activity API");
   if (a.get_version) a.get_version(&s.cupti_version);
-  if (auto drv = reinterpret_cast<int (*)(int*)>(dlsym(RTLD_DEFAULT, "cuDriverGetVersion"))) drv(&s.driver_version);
+  if (void* cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD))
+    if (auto drv = reinterpret_cast<int (*)(int*)>(dlsym(cuda, "cuDriverGetVersion"))) drv(&s.driver_version);
   s.demangle = env_on("TICKWISE_CUDA_DEMANGLE", true);
   if (const char* mb = getenv("TICKWISE_CUDA_BUFFER_MB"); mb && *mb) {
     const long v = strtol(mb, nullptr, 10);
     if (v >= 1 && v <= 1024) s.buffer_bytes = size_t(v) << 20;
   }
 
+  // API host times: "activity" (default) = CUPTI's RUNTIME/DRIVER activity
+  // records of the chosen calls only; "callback" = our enter/exit callbacks
+  // (stream handles too, but two callback invocations per call and domain);
+  // "off" = kernels without host launch times.
+  const char* mode = getenv("TICKWISE_CUDA_API");
+  if (mode && (strcmp(mode, "off") == 0 || strcmp(mode, "0") == 0)) s.api_mode = ApiMode::kOff, s.api_mode_name = "off";
+  else if (mode && strcmp(mode, "callback") == 0) s.api_mode = ApiMode::kCallback, s.api_mode_name = "callback";
+  if (s.api_mode == ApiMode::kActivity && (!a.enable_runtime_api || !a.enable_driver_api || !a.callback_name))
+    s.api_mode = ApiMode::kCallback, s.api_mode_name = "callback (no cuptiActivityEnable*Api)";
+  if (s.api_mode == ApiMode::kCallback && (!a.subscribe || !a.enable_callback || !a.callback_name))
+    s.api_mode = ApiMode::kOff, s.api_mode_name = "off (no callback API)";
+
   // The callback subscription first: it initialises CUPTI, which the
   // timestamp callback's registration needs; both before any activity kind.
-  const bool want_api = env_on("TICKWISE_CUDA_API", true) && a.subscribe && a.enable_callback && a.callback_name;
-  if (want_api) {
+  if (s.api_mode == ApiMode::kCallback) {
     const CUptiResult r = a.subscribe(&s.subscriber, on_callback, nullptr);
     if (r != CUPTI_SUCCESS) {
       debugf("cuda: cuptiSubscribe: %s (another CUPTI client?); launches without host times", result_str(r));
       s.subscriber = nullptr;
+      s.api_mode = ApiMode::kOff;
+      s.api_mode_name = "off (cuptiSubscribe failed)";
     }
+  } else {
+    uint64_t ignored = 0;
+    a.get_timestamp(&ignored);  // initialises CUPTI
   }
   if (a.register_timestamp && a.register_timestamp(monotonic_timestamp) == CUPTI_SUCCESS) {
     s.timestamp_callback = true;
@@ -526,7 +587,7 @@ bool cuda_start() {
   }
   a.activity_enable(CUPTI_ACTIVITY_KIND_DEVICE);
 
-  if (s.subscriber) {
+  if (s.api_mode != ApiMode::kOff) {
     const struct { CUpti_CallbackDomain domain; uint32_t size; } domains[] = {
         {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE},
         {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE},
@@ -540,7 +601,11 @@ bool cuda_start() {
         const auto cls = classify(name);
         if (cls == fmt::CudaApiClass(0)) continue;
         s.api_class[d.domain][cbid] = uint8_t(cls);
-        if (a.enable_callback(1, s.subscriber, d.domain, cbid) == CUPTI_SUCCESS) ++s.enabled_cbids[d.domain];
+        CUptiResult e;
+        if (s.api_mode == ApiMode::kCallback) e = a.enable_callback(1, s.subscriber, d.domain, cbid);
+        else if (d.domain == CUPTI_CB_DOMAIN_RUNTIME_API) e = a.enable_runtime_api(cbid, 1);
+        else e = a.enable_driver_api(cbid, 1);
+        if (e == CUPTI_SUCCESS) ++s.enabled_cbids[d.domain];
       }
     }
     s.api_callbacks = s.enabled_cbids[CUPTI_CB_DOMAIN_RUNTIME_API] + s.enabled_cbids[CUPTI_CB_DOMAIN_DRIVER_API] > 0;
@@ -551,8 +616,8 @@ bool cuda_start() {
   // buffers reach the rings while the application thread can still push.
   atexit(at_exit_flush);
   request_clock_sample();
-  debugf("cuda: CUPTI %u from %s, timestamps %s, API callbacks %u runtime + %u driver", s.cupti_version,
-         s.cupti_path.c_str(), s.timestamp_callback ? "CLOCK_MONOTONIC (callback)" : "CUPTI default",
+  debugf("cuda: CUPTI %u from %s, timestamps %s, API %s: %u runtime + %u driver calls", s.cupti_version,
+         s.cupti_path.c_str(), s.timestamp_callback ? "CLOCK_MONOTONIC (callback)" : "CUPTI default", s.api_mode_name,
          s.enabled_cbids[CUPTI_CB_DOMAIN_RUNTIME_API], s.enabled_cbids[CUPTI_CB_DOMAIN_DRIVER_API]);
   return true;
 }
@@ -604,8 +669,8 @@ void cuda_describe(JsonWriter& w) {
   w.key("cuda_driver_version").value(s.driver_version);
   w.key("timestamp_callback").value(s.timestamp_callback);
   w.key("record_time_domain").value(unsigned(s.time_domain));
-  w.key("api_callbacks").value(s.api_callbacks);
-  w.key("api_callbacks_enabled").begin_object();
+  w.key("api_mode").value(s.api_mode_name);
+  w.key("api_calls_enabled").begin_object();
   w.key("runtime").value(s.enabled_cbids[CUPTI_CB_DOMAIN_RUNTIME_API]);
   w.key("driver").value(s.enabled_cbids[CUPTI_CB_DOMAIN_DRIVER_API]);
   w.end_object();
