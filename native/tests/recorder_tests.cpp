@@ -33,6 +33,8 @@ using Rec = fmt::Record;
 
 namespace {
 
+std::vector<std::string> g_extra_env;  // added to every run (variants of a test)
+
 struct Failure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
@@ -87,6 +89,7 @@ pid_t spawn(const std::string& exe, const Run& r) {
   envs.push_back("LD_PRELOAD=" + preload);
   if (!r.capture_dir.empty()) envs.push_back("TICKWISE_CAPTURE_DIR=" + r.capture_dir);
   for (const auto& e : r.env) envs.push_back(e);
+  for (const auto& e : g_extra_env) envs.push_back(e);
   std::vector<char*> argv{const_cast<char*>(exe.c_str())};
   for (const auto& a : r.args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -157,7 +160,7 @@ std::map<uint32_t, fmt::ThreadStats> thread_totals(const reader::Capture& c) {
 // ---- tests ---------------------------------------------------------------------
 
 void test_launch_counts() {
-  const std::string dir = fresh_dir("launch_counts"), summary = dir + ".summary.json";
+  const std::string dir = fresh_dir(g_extra_env.empty() ? "launch_counts" : "launch_counts_gettime"), summary = dir + ".summary.json";
   Run r;
   r.args = {"--threads", "8", "--launches", "3000", "--graph-every", "50", "--out", summary};
   r.capture_dir = dir;
@@ -205,10 +208,22 @@ void test_launch_counts() {
     CHECK(it != launches.end(), "dispatch %llu has no launch (external id %llu)", (unsigned long long)d.dispatch_id,
           (unsigned long long)d.correlation_external);
     ++per_launch[d.correlation_external];
+    // The fake starts a kernel >= 3 us after the launch call read the clock; the
+    // recorder's stamps (TSC, converted) must agree to better than that.
     const int64_t start_mono = int64_t(d.start) - boot_off;
-    CHECK(start_mono + 100000 >= int64_t(it->second->host_enter_ns), "dispatch starts before its launch");
+    CHECK(start_mono + 1000 >= int64_t(it->second->host_enter_ns), "dispatch starts %lld ns before its launch",
+          (long long)(int64_t(it->second->host_enter_ns) - start_mono));
     CHECK(d.tid == it->second->tid, "dispatch tid %u vs launch tid %u", d.tid, it->second->tid);
   }
+  // Host stamps: ordered per thread, inside the capture's span.
+  std::map<uint32_t, std::vector<const fmt::HipLaunch*>> by_tid;
+  for (const auto& [id, l] : launches) by_tid[l->tid].push_back(l);  // launch ids rise per thread
+  for (auto& [tid, v] : by_tid)
+    for (size_t i = 1; i < v.size(); ++i)
+      CHECK(v[i]->host_enter_ns >= v[i - 1]->host_exit_ns && v[i]->host_exit_ns >= v[i]->host_enter_ns &&
+                v[i]->host_enter_ns >= c.header.host_start_ns,
+            "thread %u: launch %zu at %llu before the previous one ended at %llu", tid, i,
+            (unsigned long long)v[i]->host_enter_ns, (unsigned long long)v[i - 1]->host_exit_ns);
   CHECK(dispatches == s["kernels"].u64(), "dispatches %zu, kernels %llu", dispatches, (unsigned long long)s["kernels"].u64());
   for (const auto& [id, l] : launches) {
     const int want = l->api == uint16_t(fmt::HipApi::kGraphLaunch) ? int(s["graph_nodes"].u64()) : 1;
@@ -542,6 +557,10 @@ void test_reader_truncated() {
 int main(int argc, char** argv) {
   const std::map<std::string, std::function<void()>> tests = {
       {"launch_counts", test_launch_counts},
+      {"launch_counts_gettime", [] {
+         g_extra_env = {"TICKWISE_HOST_CLOCK=clock_gettime"};
+         test_launch_counts();
+       }},
       {"npu_counts", test_npu_counts},
       {"drops", test_drops},
       {"sigterm", test_sigterm},

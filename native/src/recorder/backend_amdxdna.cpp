@@ -58,9 +58,9 @@ uint8_t classify(ioctl_fn real, int fd, ThreadState* t) {
   v.name = name;
   v.name_len = sizeof name - 1;
   const int saved = errno;
-  const uint64_t enter = now_ns();
+  const uint64_t enter = host_stamp();
   const int rc = real(fd, abi::kDrmIoctlVersion, &v);
-  const uint64_t exit = now_ns();
+  const uint64_t exit = host_stamp();
   errno = saved;
   const bool is = rc == 0 && v.name_len == 7 && memcmp(name, "amdxdna", 7) == 0;
   c = is ? kFdXdna : kFdOther;
@@ -100,10 +100,10 @@ int timeline_wait(ioctl_fn real, ThreadState* t, int fd, unsigned long req, void
     const uint32_t n = count < kMaxWaitPairs ? count : kMaxWaitPairs;
     if (w->handles) memcpy(handles, reinterpret_cast<const void*>(w->handles), n * sizeof(uint32_t));
   }
-  const uint64_t enter = now_ns();
+  const uint64_t enter = host_stamp();
   const int rc = real(fd, req, arg);
   const int err = errno;
-  const uint64_t exit = now_ns();
+  const uint64_t exit = host_stamp();
   const uint32_t first = timeline ? static_cast<const abi::DrmSyncobjTimelineWait*>(arg)->first_signaled
                                   : static_cast<const abi::DrmSyncobjWait*>(arg)->first_signaled;
   const uint32_t n = count < kMaxWaitPairs ? count : kMaxWaitPairs;
@@ -145,14 +145,14 @@ int xdna_ioctl(ioctl_fn real, int fd, unsigned long req, void* arg) {
   uint64_t enter = 0;
   int rc = 0, err = 0;
   auto call = [&] {
-    enter = now_ns();
+    enter = host_stamp();
     rc = real(fd, req, arg);
     err = errno;
   };
   switch (op) {
     case abi::XdnaOp::kCreateHwctx: {
       call();
-      const uint64_t exit = now_ns();
+      const uint64_t exit = host_stamp();
       const auto* a = static_cast<const abi::AmdxdnaCreateHwctx*>(arg);
       fill_prefix(rec, fmt::Kind::kXdnaHwctxCreate, t, fd, enter, exit, result_of(rc, err));
       auto& h = rec.xdna_hwctx_create;
@@ -167,7 +167,7 @@ int xdna_ioctl(ioctl_fn real, int fd, unsigned long req, void* arg) {
     case abi::XdnaOp::kDestroyHwctx: {
       const uint32_t handle = static_cast<const abi::AmdxdnaDestroyHwctx*>(arg)->handle;
       call();
-      fill_prefix(rec, fmt::Kind::kXdnaHwctxDestroy, t, fd, enter, now_ns(), result_of(rc, err));
+      fill_prefix(rec, fmt::Kind::kXdnaHwctxDestroy, t, fd, enter, host_stamp(), result_of(rc, err));
       rec.xdna_hwctx_destroy.hwctx = handle;
       break;
     }
@@ -176,7 +176,7 @@ int xdna_ioctl(ioctl_fn real, int fd, unsigned long req, void* arg) {
       const uint32_t hwctx = a->hwctx, type = a->type, cmd_count = a->cmd_count, arg_count = a->arg_count;
       const uint64_t handles = a->cmd_handles;
       call();
-      const uint64_t exit = now_ns();
+      const uint64_t exit = host_stamp();
       fill_prefix(rec, fmt::Kind::kXdnaExecCmd, t, fd, enter, exit, result_of(rc, err));
       auto& e = rec.xdna_exec;
       e.hwctx = hwctx;
@@ -193,7 +193,7 @@ int xdna_ioctl(ioctl_fn real, int fd, unsigned long req, void* arg) {
       const uint32_t hwctx = a->hwctx, timeout = a->timeout;
       const uint64_t seq = a->seq;
       call();
-      fill_prefix(rec, fmt::Kind::kXdnaWaitCmd, t, fd, enter, now_ns(), result_of(rc, err));
+      fill_prefix(rec, fmt::Kind::kXdnaWaitCmd, t, fd, enter, host_stamp(), result_of(rc, err));
       rec.xdna_wait_cmd.hwctx = hwctx;
       rec.xdna_wait_cmd.timeout_ms = timeout;
       rec.xdna_wait_cmd.seq = seq;
@@ -203,7 +203,7 @@ int xdna_ioctl(ioctl_fn real, int fd, unsigned long req, void* arg) {
       const auto* a = static_cast<const abi::AmdxdnaSyncBo*>(arg);
       const abi::AmdxdnaSyncBo copy = *a;
       call();
-      fill_prefix(rec, fmt::Kind::kXdnaSyncBo, t, fd, enter, now_ns(), result_of(rc, err));
+      fill_prefix(rec, fmt::Kind::kXdnaSyncBo, t, fd, enter, host_stamp(), result_of(rc, err));
       rec.xdna_sync_bo.bo = copy.handle;
       rec.xdna_sync_bo.direction = copy.direction;
       rec.xdna_sync_bo.offset = copy.offset;
@@ -212,7 +212,7 @@ int xdna_ioctl(ioctl_fn real, int fd, unsigned long req, void* arg) {
     }
     case abi::XdnaOp::kUnknown: {
       call();
-      fill_prefix(rec, fmt::Kind::kXdnaUnknownIoctl, t, fd, enter, now_ns(), result_of(rc, err));
+      fill_prefix(rec, fmt::Kind::kXdnaUnknownIoctl, t, fd, enter, host_stamp(), result_of(rc, err));
       auto& u = rec.xdna_unknown;
       u.request = uint32_t(req);
       u.nr = nr;

@@ -194,12 +194,12 @@ class LaunchScope {
       u.value = id;
       correlated_ = r.push(r.ctx, t_->tid, u) == kRocpStatusSuccess;
     }
-    if (slot_) slot_->hip_launch.host_enter_ns = now_ns();
+    if (slot_) slot_->hip_launch.host_enter_ns = host_stamp();
   }
   hipError_t done(hipError_t rc) {
     if (!t_) return rc;
     if (slot_) {
-      slot_->hip_launch.host_exit_ns = now_ns();
+      slot_->hip_launch.host_exit_ns = host_stamp();
       slot_->hip_launch.result = rc;
       t_->ring->commit();
     }
@@ -227,7 +227,7 @@ hipError_t record_sync(fmt::HipApi api, hipStream_t stream, uint64_t enter, hipE
   s.api = uint16_t(api);
   s.tid = t->tid;
   s.host_enter_ns = enter;
-  s.host_exit_ns = now_ns();
+  s.host_exit_ns = host_stamp();
   s.stream = reinterpret_cast<uint64_t>(stream);
   s.result = rc;
   emit(t, rec);
@@ -428,13 +428,13 @@ TW_EXPORT hipError_t hipGraphLaunch(hipGraphExec_t graphExec, hipStream_t stream
 
 TW_EXPORT hipError_t hipDeviceSynchronize(void) {
   TW_REAL(hipDeviceSynchronize);
-  const uint64_t enter = tickwise::rec::now_ns();
+  const uint64_t enter = tickwise::rec::host_stamp();
   return tickwise::rec::record_sync(fmt::HipApi::kDeviceSynchronize, nullptr, enter, real());
 }
 
 TW_EXPORT hipError_t hipStreamSynchronize(hipStream_t stream) {
   TW_REAL(hipStreamSynchronize);
-  const uint64_t enter = tickwise::rec::now_ns();
+  const uint64_t enter = tickwise::rec::host_stamp();
   return tickwise::rec::record_sync(fmt::HipApi::kStreamSynchronize, stream, enter, real(stream));
 }
 

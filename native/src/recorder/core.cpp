@@ -42,6 +42,7 @@
 namespace tickwise::rec {
 
 std::atomic<uint32_t> g_active_mask{0};
+bool g_host_tsc = false;
 std::atomic<uint32_t> g_generation{1};
 __thread ThreadState t_state __attribute__((tls_model("initial-exec")));
 
@@ -81,6 +82,9 @@ struct DrainState {
   unsigned long long last_dl_adds = ~0ull, last_dl_subs = ~0ull;
   ProvenanceCache provenance;
   bool started = false;
+  // (tsc, CLOCK_MONOTONIC ns) points, one per drain pass, for host_stamp() conversion
+  std::vector<std::pair<uint64_t, uint64_t>> tsc_points;
+  uint64_t tsc_points_total = 0;
 };
 
 struct RetiredStats {
@@ -340,6 +344,80 @@ void append(State& s, const fmt::Record& r) {
   if (d.buf.size() >= kChunkRecords) flush_buf(s);
 }
 
+// ---- host stamps ----------------------------------------------------------------
+
+#if defined(__x86_64__)
+/// One (tsc, mono) point: the TSC read between two CLOCK_MONOTONIC reads,
+/// the narrowest of a few tries, mono taken as the bracket's middle.
+void sample_tsc_point(DrainState& d) {
+  uint64_t best = ~0ull, tsc = 0, mono = 0;
+  for (int i = 0; i < 4; ++i) {
+    const uint64_t a = now_ns(), t = __rdtsc(), b = now_ns();
+    if (b - a < best) best = b - a, tsc = t, mono = a + (b - a) / 2;
+  }
+  if (!d.tsc_points.empty() && tsc <= d.tsc_points.back().first) return;
+  d.tsc_points.emplace_back(tsc, mono);
+  ++d.tsc_points_total;
+  if (d.tsc_points.size() > 512) d.tsc_points.erase(d.tsc_points.begin(), d.tsc_points.begin() + 256);
+}
+#else
+void sample_tsc_point(DrainState&) {}
+#endif
+
+/// A host_stamp() value as CLOCK_MONOTONIC ns: linear between the two points
+/// around it (or through the nearest two at either end).
+uint64_t stamp_to_ns(const DrainState& d, uint64_t stamp) {
+  if (!g_host_tsc) return stamp;
+  const auto& p = d.tsc_points;
+  if (p.size() < 2) return p.empty() ? 0 : p[0].second;
+  size_t hi = p.size() - 1;
+  while (hi > 1 && p[hi - 1].first > stamp) --hi;  // records are recent: scan from the end
+  const auto& a = p[hi - 1];
+  const auto& b = p[hi];
+  const __int128 dt = (__int128)stamp - (__int128)a.first;
+  const __int128 v = (__int128)a.second + dt * (__int128)(b.second - a.second) / (__int128)(b.first - a.first);
+  return v < 0 ? 0 : uint64_t(v);
+}
+
+void convert_stamps(const DrainState& d, fmt::Record& r) {
+  const uint16_t k = r.prefix.kind;
+  if (k == uint16_t(fmt::Kind::kHipLaunch) || k == uint16_t(fmt::Kind::kHipSync) ||
+      (k >= uint16_t(fmt::Kind::kXdnaDevice) && k <= uint16_t(fmt::Kind::kXdnaSyncobjWait))) {
+    // HipLaunch, HipSync and every amdxdna record keep enter/exit at bytes 8 and 16.
+    r.xdna.host_enter_ns = stamp_to_ns(d, r.xdna.host_enter_ns);
+    r.xdna.host_exit_ns = stamp_to_ns(d, r.xdna.host_exit_ns);
+  }
+}
+
+bool tsc_usable() {
+#if defined(__x86_64__)
+  const char* want = getenv("TICKWISE_HOST_CLOCK");
+  if (want && strcmp(want, "clock_gettime") == 0) return false;
+  char src[64] = {};
+  int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  ssize_t n = read(fd, src, sizeof src - 1);
+  close(fd);
+  if (n <= 0 || strncmp(src, "tsc", 3) != 0) return false;
+  // invariant TSC: the clocksource "tsc" is only kept stable by the kernel when
+  // it is; check the flags anyway
+  FILE* f = fopen("/proc/cpuinfo", "re");
+  if (!f) return false;
+  char line[8192];
+  bool constant = false, nonstop = false;
+  while (fgets(line, sizeof line, f)) {
+    if (strncmp(line, "flags", 5) != 0) continue;
+    constant = strstr(line, " constant_tsc") != nullptr;
+    nonstop = strstr(line, " nonstop_tsc") != nullptr;
+    break;
+  }
+  fclose(f);
+  return constant && nonstop;
+#else
+  return false;
+#endif
+}
+
 // ---- rings --------------------------------------------------------------------
 
 void drain_rings(State& s) {
@@ -348,7 +426,13 @@ void drain_rings(State& s) {
     std::lock_guard<std::mutex> g(s.reg_mu);
     rings = s.rings;
   }
-  for (Ring* r : rings) r->drain([&](const fmt::Record& rec) { append(s, rec); });
+  if (g_host_tsc) sample_tsc_point(*s.drain);
+  for (Ring* r : rings)
+    r->drain([&](const fmt::Record& rec) {
+      fmt::Record c = rec;
+      convert_stamps(*s.drain, c);
+      append(s, c);
+    });
 }
 
 void stats_record(State& s, Ring* r, uint16_t flags) {
@@ -462,6 +546,9 @@ void write_meta(State& s, bool complete) {
   w.key("records_file").value("records.twr");
   w.key("record_size_bytes").value(fmt::kRecordSize);
   w.key("host_timeline").value("CLOCK_MONOTONIC");
+  w.key("host_stamps").value(g_host_tsc ? "tsc, converted to CLOCK_MONOTONIC ns by linear interpolation between (mono, tsc, mono) points taken every drain pass"
+                                        : "clock_gettime(CLOCK_MONOTONIC)");
+  w.key("host_stamp_points").value(d.tsc_points_total);
   w.key("host_start_ns").value_u64_string(s.start_ns);
   w.key("boottime_minus_monotonic_ns").value_i64_string(s.boot_minus_mono_ns);
   w.key("ring_records").value(s.cfg.ring_records);
@@ -738,6 +825,11 @@ bool start_drain(State& s) {
   if (pipe2(s.done_pipe, O_CLOEXEC) != 0) return false;
   s.drain = new DrainState();
   s.drain->buf.reserve(kChunkRecords);
+  if (g_host_tsc) {  // two points 2 ms apart, so that early stamps convert
+    sample_tsc_point(*s.drain);
+    usleep(2000);
+    sample_tsc_point(*s.drain);
+  }
   provenance_scan(s.drain->provenance, s.cfg.markers);
   provenance_counters(&s.drain->last_dl_adds, &s.drain->last_dl_subs);
   if (!s.lazy_open) write_meta(s, false);
@@ -884,6 +976,7 @@ void init_once() {
   s->root_dir = s->cfg.capture_dir;
   s->capture_dir = s->root_dir;
   s->pid = uint32_t(getpid());
+  g_host_tsc = tsc_usable();
   s->cmdline = read_cmdline();
   s->exe = read_link("/proc/self/exe");
   measure_offsets(*s);

@@ -10,12 +10,32 @@
 #include "recorder/ring.h"
 #include "tickwise/format.h"
 
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
 namespace tickwise::rec {
 
 inline uint64_t now_ns() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+/// True: producers stamp ring records with the TSC and the drain thread turns
+/// the stamps into CLOCK_MONOTONIC ns (only when the kernel's clocksource is
+/// an invariant TSC: then CLOCK_MONOTONIC is a linear function of it between
+/// the drain's (mono, tsc, mono) samples). False: stamps are clock_gettime ns.
+extern bool g_host_tsc;
+
+/// The host time of an event recorded through a ring (host_*_ns fields):
+/// converted to CLOCK_MONOTONIC ns before it is written. Never use it for
+/// records the drain thread appends itself (clock samples, stats).
+inline uint64_t host_stamp() {
+#if defined(__x86_64__)
+  if (__builtin_expect(g_host_tsc, 1)) return __rdtsc();
+#endif
+  return now_ns();
 }
 
 /// Every backend, compiled in or not; the registry in backends.cpp has one
