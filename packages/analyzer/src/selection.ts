@@ -78,6 +78,9 @@ function domainOf(timeSource: string, captureId: number, device: number, capture
     case 'host_monotonic':
     case 'host_boottime':
       return timeSource;
+    case 'host_other':
+      // a named wall clock (Kineto's baseTimeNanoseconds) every process of the host shares
+      return captureTimeline === 'realtime' ? 'realtime' : `${timeSource} (capture ${captureId})`;
     default:
       return `${timeSource} (capture ${captureId})`;
   }
@@ -85,7 +88,7 @@ function domainOf(timeSource: string, captureId: number, device: number, capture
 
 /** True when a clock domain can be compared with another equal one. */
 export function isSharedDomain(d: ClockDomain): boolean {
-  return d === 'host_monotonic' || d === 'host_boottime';
+  return d === 'host_monotonic' || d === 'host_boottime' || d === 'realtime';
 }
 
 /**

@@ -252,9 +252,11 @@ export async function importIreeperfJsonl(store: Store, src: SourceFile, opts: I
     await collectEventDiagnostics(store, diags);
     await loadRaw(store, captureId, readPath, compression);
     const sessionStatus = await sessionDiagnostics(store, diags);
-    const timeline = [...fits.values()].some((f) => f.source === 'device_tick_declared' || f.source === 'device_tick_assumed')
+    // the capture's timeline is set by its tick-timed devices; host-timed ones are on host_monotonic
+    const ticked = [...fits.values()].filter((f) => f.ticked);
+    const timeline = ticked.some((f) => f.source === 'device_tick_declared' || f.source === 'device_tick_assumed')
       ? 'relative'
-      : [...fits.values()].some((f) => f.source === 'device_tick_none') ? 'ticks-only' : 'host_monotonic';
+      : ticked.some((f) => f.source === 'device_tick_none') ? 'ticks-only' : 'host_monotonic';
     await store.run(
       `INSERT INTO captures (capture_id, path, format, schema_version, sha256, size_bytes, imported_at, producer, label, timeline, session_status, record_count)
        VALUES ($1, $2, 'ireeperf-jsonl', $3, $11, $4, $5, $6, $7, $8, $9, $10)`,
@@ -317,6 +319,8 @@ async function checkSchema(store: Store, file: string): Promise<number> {
 interface DeviceTime {
   readonly source: 'device_tick_fit' | 'device_tick_declared' | 'device_tick_assumed' | 'device_tick_none';
   readonly fit: ClockFit | null;
+  /** The device has tick-timed events (a host-timed-only device does not set the timeline). */
+  readonly ticked: boolean;
 }
 
 async function fitDevices(store: Store, captureId: number, diags: Diagnostic[], opts: ImportOptions): Promise<Map<number, DeviceTime>> {
@@ -364,17 +368,18 @@ async function fitDevices(store: Store, captureId: number, diags: Diagnostic[], 
       }
     }
     const minTick = (d['min_tick'] as bigint | null) ?? 0n;
-    if (fit) time = { source: 'device_tick_fit', fit };
+    const ticked = tickEvents > 0;
+    if (fit) time = { source: 'device_tick_fit', fit, ticked };
     else if (declared !== null && declared > 0) {
-      time = { source: 'device_tick_declared', fit: mapFromFrequency(declared, minTick, 0n, 'declared') };
+      time = { source: 'device_tick_declared', fit: mapFromFrequency(declared, minTick, 0n, 'declared'), ticked };
       if (tickEvents > 0) diags.push({ severity: 'warning', code: 'declared-frequency-only', message: captureMessages.declaredOnly(device, declared) });
     } else if (opts.assumeTickHz !== undefined) {
-      time = { source: 'device_tick_assumed', fit: mapFromFrequency(opts.assumeTickHz, minTick, 0n, 'assumed') };
+      time = { source: 'device_tick_assumed', fit: mapFromFrequency(opts.assumeTickHz, minTick, 0n, 'assumed'), ticked };
       await store.run(`INSERT INTO assumptions VALUES ($1, $2, 'tick_hz', $3, 'given with --tick-hz; ticks placed on a relative timeline starting at 0')`, [
         captureId, device, String(opts.assumeTickHz),
       ]);
     } else {
-      time = { source: 'device_tick_none', fit: null };
+      time = { source: 'device_tick_none', fit: null, ticked };
       if (tickEvents > 0) diags.push({ severity: 'error', code: 'no-time-base', message: captureMessages.noTimeBase(device) });
     }
     out.set(device, time);

@@ -12,3 +12,4 @@ export * from './values';
 export * from './json';
 export * from './atomic';
 export * from './conditions';
+export * from './timelines';
