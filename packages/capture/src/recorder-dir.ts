@@ -562,6 +562,7 @@ export async function readRecorderDir(dir: string, opts: RecorderReadOptions = {
     // launches by id, for dispatch names
     const launches = new Map<bigint, RecorderRecord>();
     for (const r of p.records) if (r.kind === RecorderKind.hip_launch) launches.set(big(r.f['launch_id']), r);
+    const unknownKinds = new Map<number, number>();
     const syncobjToHwctx = new Map<string, number>();
     const waitsBySyncobj = new Map<string, bigint>(); // `${fd}:${syncobj}:${point}` -> wait exit
     const waitsByHwctx = new Map<string, bigint>(); // `${fd}:${hwctx}:${seq}` -> WAIT_CMD exit
@@ -622,7 +623,7 @@ export async function readRecorderDir(dir: string, opts: RecorderReadOptions = {
           break;
         default: {
           if (r.kind < RecorderKind.xdna_device || r.kind > RecorderKind.xdna_syncobj_wait) {
-            diag('info', 'recorder-unknown-kind', `pid ${pid}: record kind ${r.kind} skipped`, file);
+            unknownKinds.set(r.kind, (unknownKinds.get(r.kind) ?? 0) + 1);
             break;
           }
           npuSeen = true;
@@ -646,6 +647,9 @@ export async function readRecorderDir(dir: string, opts: RecorderReadOptions = {
         }
       }
     }
+
+    for (const [kind, n] of unknownKinds)
+      diag('info', 'recorder-unknown-kind', `pid ${pid}: ${n} record(s) of kind ${kind} not read by this reader (e.g. the cuda backend's 48-52)`, file);
 
     // NPU commands: in flight from submission to the completion the host saw.
     const execs = p.records.filter((r) => r.kind === RecorderKind.xdna_exec_cmd && num(r.f['result']) === 0);
