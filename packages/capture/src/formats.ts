@@ -3,6 +3,7 @@ import { TickwiseError } from '@tickwise/time';
 import type { Store } from '@tickwise/store';
 import { importIreeperfJsonl, type ImportOptions, type ImportResult } from './ireeperf-jsonl';
 import { openSource, type SourceFile } from './source-file';
+import { importRecorderDir, sniffRecorderDir } from './recorder-import';
 import { importRocprofCsv, importRocprofJson, sniffRocprofCsv, sniffRocprofJson } from './rocprofv3';
 import { importRocpd, sniffRocpd } from './rocpd';
 import { importChromeTrace, sniffChromeTrace } from './chrome-trace';
@@ -54,6 +55,11 @@ export const FORMATS: Record<string, FormatSpec> = {
     description: 'HeteroMosaic-style stage trace JSON lines (run_id, chunk_id, layer_id, stage, start_ts_us, end_ts_us; steady clock)',
     read: importHeteroMosaic,
     sniff: (head) => sniffHeteroMosaic(head),
+  },
+  'tickwise-recorder': {
+    description: "a capture directory written by tickwise's native recorder (records.twr + meta.json; native/FORMAT.md)",
+    read: importRecorderDir,
+    sniff: (_head, src, isDirectory) => sniffRecorderDir(src.path, isDirectory),
   },
   'hrx-device-profile': {
     description: "the hrx runtime's DeviceProfile JSON (frequency_hz, intervals of start_tick/end_tick)",

@@ -25,3 +25,5 @@ export * from './conditions';
 export * from './conditions-env';
 export * from './conditions-kmsg';
 export * from './conditions-sysfs';
+export * from './recorder-dir';
+export * from './recorder-import';

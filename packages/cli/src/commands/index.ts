@@ -5,6 +5,7 @@ import { exportCommand } from './export';
 import { notebookCommand } from './notebook';
 import { reportCommand } from './report';
 import { importCommand } from './import';
+import { captureCommand } from './capture';
 import { infoCommand } from './info';
 import { sqlCommand } from './sql';
 import { provenanceCommand } from './provenance';
@@ -20,6 +21,7 @@ import { launchesCommand } from './launches';
 
 /** Every verb of the CLI, in help order. */
 export const COMMANDS: CommandModule<object, never>[] = [
+  captureCommand as CommandModule<object, never>,
   importCommand as CommandModule<object, never>,
   infoCommand as CommandModule<object, never>,
   sqlCommand as CommandModule<object, never>,
