@@ -1,6 +1,6 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fitClock, type ClockFit } from '@tickwise/time';
+import { fitClock, tickToNs, type ClockFit } from '@tickwise/time';
 import type { DeviceKind, Severity, TimeSource } from '@tickwise/store';
 
 /**
@@ -29,6 +29,17 @@ import type { DeviceKind, Severity, TimeSource } from '@tickwise/store';
  * are exact; the span is an upper bound of the execution (commands queued
  * behind others, or completed long before the host waited, look longer), and
  * the union over a device is an upper bound of its busy time.
+ *
+ * CUDA (the cuda backend's kinds 48-52, native/cuda/README.md): a kernel is a
+ * `dispatches` row (device = CUDA ordinal, queue = CUPTI stream id,
+ * submission_id = event_id = CUPTI correlation id, the name assembled from
+ * CudaName fragments); a memcpy/memset a `host_events` row of kind
+ * `cuda_memcpy`/`cuda_memset` with its device; an API call a `cuda_api` host
+ * event (op = API name, submission_id = correlation id, name = its kernel's).
+ * With CUPTI's timestamp callback their times are CLOCK_MONOTONIC already
+ * (domain 0); otherwise (domain 2) they are mapped through the fit of the
+ * process's CUPTI clock samples. Each CUDA device is a `gpu` row `cuda:<n>`
+ * with `time_base = 'host_monotonic'` and the CUPTI samples' fit.
  */
 
 /** Record kinds (FORMAT.md "Record kinds"). */
@@ -47,6 +58,11 @@ export const RecorderKind = {
   xdna_syncobj_wait: 24,
   clock_sample: 32,
   thread_stats: 33,
+  cuda_kernel: 48,
+  cuda_memcpy: 49,
+  cuda_memset: 50,
+  cuda_api: 51,
+  cuda_name: 52,
 } as const;
 /** Key of {@link RecorderKind}. */
 export type RecorderKind = keyof typeof RecorderKind;
@@ -65,7 +81,31 @@ export const HipApi: Record<number, string> = {
 };
 
 /** Clock domain ids (FORMAT.md "Clock domains"); device d of HIP is 16 + d. */
-export const RecorderDomain = { host_monotonic: 0, host_boottime: 1, hip_device0: 16 } as const;
+export const RecorderDomain = { host_monotonic: 0, host_boottime: 1, cupti: 2, hip_device0: 16 } as const;
+
+/** CudaApi.aux (FORMAT.md "51 CudaApi"). */
+export const CudaApiClass: Record<number, string> = { 1: 'launch', 2: 'synchronize', 3: 'memcpy', 4: 'memset', 5: 'graph_launch' };
+
+/** CudaApi.domain (CUpti_CallbackDomain). */
+export const CudaApiDomain: Record<number, string> = { 1: 'driver', 2: 'runtime' };
+
+/** CudaMemcpy.copy_kind (CUpti_ActivityMemcpyKind). */
+export const CudaMemcpyKind: Record<number, string> = {
+  0: 'unknown', 1: 'HtoD', 2: 'DtoH', 3: 'HtoA', 4: 'AtoH', 5: 'AtoA', 6: 'AtoD', 7: 'DtoA', 8: 'DtoD', 9: 'HtoH', 10: 'PtoP',
+};
+
+/** CudaMemcpy.src_kind/dst_kind, CudaMemset.memory_kind (CUpti_ActivityMemoryKind). */
+export const CudaMemoryKind: Record<number, string> = {
+  0: 'unknown', 1: 'pageable', 2: 'pinned', 3: 'device', 4: 'array', 5: 'managed', 6: 'device_static', 7: 'managed_static',
+};
+
+/** CudaName.aux (FORMAT.md "52 CudaName"): what a name names. */
+export const CudaNameKind = { kernel: 1, api: 2 } as const;
+
+/** Key of a CUDA name in {@link RecorderProcess.names}: `cuda-kernel:<name_key>` or `cuda-api:<domain << 32 | cbid>`. */
+export function cudaNameKey(nameKind: number, key: bigint): string {
+  return `${nameKind === CudaNameKind.api ? 'cuda-api' : nameKind === CudaNameKind.kernel ? 'cuda-kernel' : `cuda-${nameKind}`}:${key}`;
+}
 
 /** NPU device number in the canonical tables (GPUs are 0..15 by HIP ordinal). */
 export const RECORDER_NPU_DEVICE = 100;
@@ -100,7 +140,10 @@ export interface RecorderProcess {
   readonly dir: string;
   readonly header: RecorderFileHeader;
   readonly records: readonly RecorderRecord[];
-  /** Kernel names by `${key_kind}:${key}` (key as decimal). */
+  /**
+   * Names by `${key_kind}:${key}` (key as decimal) from strings chunks, and
+   * the CUDA names assembled from CudaName fragments by {@link cudaNameKey}.
+   */
   readonly names: ReadonlyMap<string, string>;
   readonly meta: RecorderMeta | null;
   readonly chunks: number;
@@ -327,7 +370,7 @@ export function crc32(buf: Uint8Array, start = 0, end = buf.length): number {
   return (c ^ 0xffffffff) >>> 0;
 }
 
-type FieldType = 'u16' | 'u32' | 'i32' | 'u64' | 'i64';
+type FieldType = 'u8' | 'u16' | 'u32' | 'i32' | 'u64' | 'i64';
 type Layout = readonly (readonly [name: string, offset: number, type: FieldType])[];
 
 const XDNA_PREFIX: Layout = [
@@ -335,6 +378,16 @@ const XDNA_PREFIX: Layout = [
   ['host_exit_ns', 16, 'u64'],
   ['fd', 24, 'i32'],
   ['result', 28, 'i32'],
+];
+
+/** CudaKernel, CudaMemcpy, CudaMemset: bytes 8..39 (aux = time_domain of start/end). */
+const CUDA_ACTIVITY_PREFIX: Layout = [
+  ['start', 8, 'u64'],
+  ['end', 16, 'u64'],
+  ['correlation_id', 24, 'u32'],
+  ['device_id', 28, 'u32'],
+  ['stream_id', 32, 'u32'],
+  ['context_id', 36, 'u32'],
 ];
 
 /** Field layouts by kind (FORMAT.md "Record kinds"). */
@@ -375,10 +428,28 @@ const LAYOUTS: Readonly<Record<number, Layout>> = {
     ['reason', 36, 'u32'], ['sample_seq', 40, 'u64'],
   ],
   [RecorderKind.thread_stats]: [['host_ns', 8, 'u64'], ['pushed_total', 16, 'u64'], ['dropped_total', 24, 'u64'], ['ring_records', 32, 'u64']],
+  [RecorderKind.cuda_kernel]: [
+    ...CUDA_ACTIVITY_PREFIX, ['name_key', 40, 'u64'], ['grid_blocks', 48, 'u32'], ['block_threads', 52, 'u32'],
+    ['shared_mem_bytes', 56, 'u32'], ['registers_per_thread', 60, 'u16'], ['flags', 62, 'u16'],
+  ],
+  [RecorderKind.cuda_memcpy]: [
+    ...CUDA_ACTIVITY_PREFIX, ['bytes', 40, 'u64'], ['runtime_correlation_id', 48, 'u32'], ['copy_kind', 52, 'u8'],
+    ['src_kind', 53, 'u8'], ['dst_kind', 54, 'u8'], ['cupti_flags', 55, 'u8'],
+  ],
+  [RecorderKind.cuda_memset]: [
+    ...CUDA_ACTIVITY_PREFIX, ['bytes', 40, 'u64'], ['value', 48, 'u32'], ['memory_kind', 52, 'u16'], ['cupti_flags', 54, 'u16'],
+  ],
+  [RecorderKind.cuda_api]: [
+    ['host_enter_ns', 8, 'u64'], ['host_exit_ns', 16, 'u64'], ['correlation_id', 24, 'u32'], ['cbid', 28, 'u32'],
+    ['domain', 32, 'u32'], ['result', 36, 'i32'], ['stream', 40, 'u64'], ['flags', 48, 'u16'], ['time_domain', 50, 'u16'],
+  ],
+  // text[40] at 24 is bytes, not a field: readRecorderProcess assembles the names
+  [RecorderKind.cuda_name]: [['key', 8, 'u64'], ['total_len', 16, 'u32'], ['offset', 20, 'u32']],
 };
 
 function readField(b: Buffer, at: number, t: FieldType): bigint | number {
   switch (t) {
+    case 'u8': return b.readUInt8(at);
     case 'u16': return b.readUInt16LE(at);
     case 'u32': return b.readUInt32LE(at);
     case 'i32': return b.readInt32LE(at);
@@ -429,6 +500,8 @@ export async function readRecorderProcess(dir: string): Promise<RecorderProcess>
   }
   const records: RecorderRecord[] = [];
   const names = new Map<string, string>();
+  // CudaName fragments: cudaNameKey -> total_len and offset -> bytes
+  const fragments = new Map<string, { total: number; parts: Map<number, Buffer> }>();
   let off = FILE_HEADER_BYTES;
   let chunks = 0;
   let stopped: string | null = null;
@@ -446,7 +519,17 @@ export async function readRecorderProcess(dir: string): Promise<RecorderProcess>
     seq++;
     if (type === 1) {
       if (bytes !== count * RECORD_BYTES) { stopped = `record chunk size mismatch at byte ${off}`; break; }
-      for (const r of decodeRecords(b, p, count)) records.push(r);
+      decodeRecords(b, p, count).forEach((r, i) => {
+        records.push(r);
+        if (r.kind !== RecorderKind.cuda_name) return;
+        const total = num(r.f['total_len']);
+        const at = num(r.f['offset']);
+        const k = cudaNameKey(r.aux, big(r.f['key']));
+        const e = fragments.get(k) ?? { total, parts: new Map<number, Buffer>() };
+        const o = p + i * RECORD_BYTES + 24;
+        e.parts.set(at, b.subarray(o, o + Math.max(0, Math.min(40, total - at))));
+        fragments.set(k, e);
+      });
     } else if (type === 2) {
       let q = p;
       for (let i = 0; i < count && q + 16 <= p + bytes; i++) {
@@ -459,6 +542,16 @@ export async function readRecorderProcess(dir: string): Promise<RecorderProcess>
     }
     off = p + bytes;
     chunks++;
+  }
+  // a CUDA name is its fragments by offset; kept only when they cover all total_len bytes
+  for (const [k, { total, parts }] of fragments) {
+    const sorted = [...parts].sort((x, y) => x[0] - y[0]);
+    let covered = 0;
+    for (const [at, text] of sorted) if (at <= covered) covered = Math.max(covered, at + text.length);
+    if (covered < total) continue;
+    const whole = Buffer.alloc(total);
+    for (const [at, text] of sorted) text.copy(whole, at);
+    names.set(k, whole.toString('utf8'));
   }
   return { dir, header, records, names, meta, chunks, file_bytes: b.length, valid_bytes: off, stopped };
 }
@@ -498,6 +591,77 @@ function nameOf(p: RecorderProcess, api: number, fn: bigint): string | null {
   return p.names.get(`${keyKind}:${fn}`) ?? null;
 }
 
+const INT32_MAX = 2 ** 31 - 1;
+
+/** CUpti_ActivityMemoryKind as Kineto names it in its memcpy/memset event names. */
+const KINETO_MEMORY: Record<number, string> = {
+  0: 'Unknown', 1: 'Pageable', 2: 'Pinned', 3: 'Device', 4: 'Array', 5: 'Managed', 6: 'Device Static', 7: 'Managed Static',
+};
+
+/** `args` of a CUDA activity row: its fields but the raw start/end (in start_ns/end_ns), 64-bit values as strings. */
+function cudaArgs(f: Readonly<Record<string, bigint | number>>, extra: Record<string, unknown>): string {
+  const o: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(f)) if (k !== 'start' && k !== 'end') o[k] = typeof v === 'bigint' ? v.toString() : v;
+  return JSON.stringify({ ...o, ...extra });
+}
+
+/** Start and end of a CUDA record on CLOCK_MONOTONIC, or raw (`mapped` false) when no mapping exists. */
+interface CudaTimes {
+  readonly start: bigint;
+  readonly end: bigint;
+  readonly mapped: boolean;
+  readonly source: TimeSource;
+}
+
+/**
+ * One process's CUDA context: its CUPTI clock samples (domain 2) and the
+ * mapping of record times onto CLOCK_MONOTONIC (identity for domain 0, the
+ * fit of the process's domain-2 samples for domain 2, their one offset when
+ * there is a single sample), and, by correlation id, the device, stream and
+ * kernel name of the activity that a CudaApi call issued.
+ */
+function cudaContext(p: RecorderProcess, capture_id: number) {
+  const samples: RecorderClockSampleRow[] = [];
+  const byCorrelation = new Map<number, { device: number; stream: number; kernel: string | null }>();
+  const kernelNames = new Map<number, Set<string | null>>();
+  for (const r of p.records) {
+    const f = r.f;
+    if (r.kind === RecorderKind.clock_sample && r.aux === RecorderDomain.cupti) {
+      samples.push({
+        capture_id, device: -1, sample_id: big(f['sample_seq']), device_tick: big(f['device_value']),
+        host_begin_ns: big(f['host_before_ns']), host_end_ns: big(f['host_after_ns']), host_cpu_ns: null,
+        host_domain: 'CLOCK_MONOTONIC', residual_ns: null, line: null,
+      });
+    } else if (r.kind === RecorderKind.cuda_kernel || r.kind === RecorderKind.cuda_memcpy || r.kind === RecorderKind.cuda_memset) {
+      const corr = num(f['correlation_id']);
+      if (!byCorrelation.has(corr)) byCorrelation.set(corr, { device: num(f['device_id']), stream: num(f['stream_id']), kernel: null });
+      if (r.kind === RecorderKind.cuda_kernel) {
+        const names = kernelNames.get(corr) ?? new Set<string | null>();
+        names.add(p.names.get(cudaNameKey(CudaNameKind.kernel, big(f['name_key']))) ?? null);
+        kernelNames.set(corr, names);
+      }
+    }
+  }
+  // the launch call's name: its kernel's, when all of its kernels (a graph launch has several) share one
+  for (const [corr, names] of kernelNames) if (names.size === 1) byCorrelation.get(corr)!.kernel = [...names][0]!;
+  samples.sort((a, b) => (a.host_begin_ns < b.host_begin_ns ? -1 : a.host_begin_ns > b.host_begin_ns ? 1 : 0));
+  const fit = fitClock(samples).fit;
+  const one = samples.length === 1 ? samples[0]! : null;
+  const toHost = (v: bigint, domain: number): bigint | null => {
+    if (domain === RecorderDomain.host_monotonic) return v;
+    if (domain !== RecorderDomain.cupti) return null;
+    if (fit) return tickToNs(fit, v);
+    if (one) return v + (one.host_begin_ns + one.host_end_ns) / 2n - one.device_tick;
+    return null;
+  };
+  const times = (start: bigint, end: bigint, domain: number): CudaTimes => {
+    const s = toHost(start, domain);
+    const e = toHost(end, domain);
+    return s === null || e === null ? { start, end, mapped: false, source: 'host_other' } : { start: s, end: e, mapped: true, source: 'host_monotonic' };
+  };
+  return { samples, byCorrelation, times };
+}
+
 /**
  * Reads a capture directory (and its proc-<pid> children) into canonical
  * rows. All processes share the host timeline (CLOCK_MONOTONIC is
@@ -523,6 +687,9 @@ export async function readRecorderDir(dir: string, opts: RecorderReadOptions = {
   const queueIndex = new Map<string, number>();
   const agentIndex = new Map<bigint, number>();
   let npuSeen = false;
+  // CUDA (kinds 48-52): devices by CUDA ordinal, CUPTI clock samples (domain 2) of every process
+  const cudaDevices = new Set<number>();
+  const cuptiSamples: RecorderClockSampleRow[] = [];
   let complete = true;
   let producer = 'tickwise-recorder';
   let recordCount = 0;
@@ -562,6 +729,16 @@ export async function readRecorderDir(dir: string, opts: RecorderReadOptions = {
     // launches by id, for dispatch names
     const launches = new Map<bigint, RecorderRecord>();
     for (const r of p.records) if (r.kind === RecorderKind.hip_launch) launches.set(big(r.f['launch_id']), r);
+    const cuda = cudaContext(p, capture_id);
+    cuptiSamples.push(...cuda.samples);
+    let cudaUntimed = 0;
+    let cudaUnnamed = 0;
+    let cudaWideStreams = 0;
+    const streamQueue = (stream: number): number | null => {
+      if (stream <= INT32_MAX) return stream;
+      cudaWideStreams++;
+      return null;
+    };
     const unknownKinds = new Map<number, number>();
     const syncobjToHwctx = new Map<string, number>();
     const waitsBySyncobj = new Map<string, bigint>(); // `${fd}:${syncobj}:${point}` -> wait exit
@@ -607,7 +784,8 @@ export async function readRecorderDir(dir: string, opts: RecorderReadOptions = {
           break;
         }
         case RecorderKind.clock_sample: {
-          if (r.aux < RecorderDomain.hip_device0) break; // host clocks: the header's offset covers them
+          // host clocks: the header's offset covers them; cupti (domain 2): cudaContext
+          if (r.aux < RecorderDomain.hip_device0) break;
           const device = r.aux - RecorderDomain.hip_device0;
           const row: RecorderClockSampleRow = {
             capture_id, device, sample_id: big(f['sample_seq']), device_tick: big(f['device_value']),
@@ -620,7 +798,77 @@ export async function readRecorderDir(dir: string, opts: RecorderReadOptions = {
           break;
         }
         case RecorderKind.thread_stats:
+        case RecorderKind.cuda_name: // assembled into p.names by readRecorderProcess
           break;
+        case RecorderKind.cuda_kernel: {
+          const t = cuda.times(big(f['start']), big(f['end']), r.aux);
+          if (!t.mapped) cudaUntimed++;
+          const kernel = p.names.get(cudaNameKey(CudaNameKind.kernel, big(f['name_key']))) ?? null;
+          if (kernel === null) cudaUnnamed++;
+          const device = num(f['device_id']);
+          cudaDevices.add(device);
+          const correlation = BigInt(num(f['correlation_id']));
+          dispatches.push({
+            capture_id, device, queue: streamQueue(num(f['stream_id'])), submission_id: correlation, command_buffer_id: null,
+            command_index: null, event_id: correlation, executable_id: null, function_ordinal: null, kernel,
+            start_ns: t.start, end_ns: t.end, dur_ns: t.end - t.start, start_tick: null, end_tick: null, source_dur_ns: null,
+            // the format records grid_blocks as x*y*z only, not the three grid dimensions
+            time_source: t.source, valid: t.mapped && t.end >= t.start,
+            workgroup_count_x: null, workgroup_count_y: null, workgroup_count_z: null, rows: null, line: null,
+          });
+          break;
+        }
+        case RecorderKind.cuda_memcpy:
+        case RecorderKind.cuda_memset: {
+          const t = cuda.times(big(f['start']), big(f['end']), r.aux);
+          if (!t.mapped) cudaUntimed++;
+          const device = num(f['device_id']);
+          cudaDevices.add(device);
+          const memcpy = r.kind === RecorderKind.cuda_memcpy;
+          const copyKind = CudaMemcpyKind[num(f['copy_kind'])] ?? `kind_${num(f['copy_kind'])}`;
+          const mem = (k: bigint | number | undefined) => KINETO_MEMORY[num(k)] ?? 'Unknown';
+          host_events.push({
+            capture_id, device, queue: streamQueue(num(f['stream_id'])), kind: kindName, op: memcpy ? copyKind : 'memset',
+            // named as Kineto (also CUPTI) names them, so that captures of both compare by name
+            name: memcpy ? `Memcpy ${copyKind} (${mem(f['src_kind'])} -> ${mem(f['dst_kind'])})` : `Memset (${mem(f['memory_kind'])})`,
+            event_id: null, submission_id: BigInt(num(f['correlation_id'])), command_buffer_id: null, command_index: null,
+            thread_id: BigInt(r.tid), start_ns: t.start, end_ns: t.end, dur_ns: t.end - t.start, time_source: t.source,
+            valid: t.mapped && t.end >= t.start,
+            args: cudaArgs(f, {
+              pid, time_domain: r.aux, async: (num(f['cupti_flags']) & 1) === 1,
+              ...(memcpy
+                ? { copy_kind_name: copyKind, src_kind_name: CudaMemoryKind[num(f['src_kind'])] ?? null, dst_kind_name: CudaMemoryKind[num(f['dst_kind'])] ?? null }
+                : { memory_kind_name: CudaMemoryKind[num(f['memory_kind'])] ?? null }),
+            }),
+            line: null,
+          });
+          break;
+        }
+        case RecorderKind.cuda_api: {
+          const domain = num(f['time_domain']);
+          const t = cuda.times(big(f['host_enter_ns']), big(f['host_exit_ns']), domain);
+          if (!t.mapped) cudaUntimed++;
+          const correlation = num(f['correlation_id']);
+          const apiDomain = num(f['domain']);
+          const cbid = num(f['cbid']);
+          const op = p.names.get(cudaNameKey(CudaNameKind.api, (BigInt(apiDomain) << 32n) | BigInt(cbid))) ?? null;
+          if (op === null) cudaUnnamed++;
+          const act = cuda.byCorrelation.get(correlation);
+          host_events.push({
+            capture_id, device: act?.device ?? null, queue: act && act.stream <= INT32_MAX ? act.stream : null, kind: kindName, op,
+            name: act?.kernel ?? null, event_id: null, submission_id: BigInt(correlation), command_buffer_id: null, command_index: null,
+            thread_id: BigInt(r.tid), start_ns: t.start, end_ns: t.end, dur_ns: t.end - t.start, time_source: t.source,
+            valid: t.mapped && num(f['result']) === 0 && t.end >= t.start,
+            args: JSON.stringify({
+              api_class: CudaApiClass[r.aux] ?? `class_${r.aux}`, correlation_id: correlation, cbid,
+              domain: CudaApiDomain[apiDomain] ?? `domain_${apiDomain}`, result: num(f['result']), stream: big(f['stream']).toString(),
+              timed_by: (num(f['flags']) & 1) === 1 ? 'cupti_activity' : 'callback', time_domain: domain,
+              ...(act ? { stream_id: act.stream } : {}), pid,
+            }),
+            line: null,
+          });
+          break;
+        }
         default: {
           if (r.kind < RecorderKind.xdna_device || r.kind > RecorderKind.xdna_syncobj_wait) {
             unknownKinds.set(r.kind, (unknownKinds.get(r.kind) ?? 0) + 1);
@@ -649,7 +897,22 @@ export async function readRecorderDir(dir: string, opts: RecorderReadOptions = {
     }
 
     for (const [kind, n] of unknownKinds)
-      diag('info', 'recorder-unknown-kind', `pid ${pid}: ${n} record(s) of kind ${kind} not read by this reader (e.g. the cuda backend's 48-52)`, file);
+      diag('info', 'recorder-unknown-kind', `pid ${pid}: ${n} record(s) of kind ${kind} not read by this reader`, file);
+    if (cudaUntimed)
+      diag('warning', 'recorder-cuda-untimed', `pid ${pid}: ${cudaUntimed} CUDA record(s) on CUPTI's clock with no clock samples to map it onto CLOCK_MONOTONIC: kept with their raw times (time_source host_other, valid false)`, file);
+    if (cudaUnnamed)
+      diag('warning', 'recorder-cuda-unnamed', `pid ${pid}: ${cudaUnnamed} CUDA kernel or API record(s) whose name fragments are missing or incomplete`, file);
+    if (cudaWideStreams)
+      diag('info', 'recorder-cuda-stream', `pid ${pid}: ${cudaWideStreams} CUDA record(s) with a CUPTI stream id beyond INTEGER: queue is NULL (host_events.args.stream_id has it)`, file);
+    const cudaMeta = p.meta?.backends?.find((x) => x.name === 'cuda');
+    if (cudaMeta && cudaMeta.state === 'enabled') {
+      const metaFile = join(p.dir, 'meta.json');
+      const n = (k: string) => (typeof cudaMeta[k] === 'number' ? (cudaMeta[k] as number) : 0);
+      if (cudaMeta['status'] !== 'active') diag('info', 'recorder-cuda-inactive', `pid ${pid}: the cuda backend's status is ${String(cudaMeta['status'] ?? 'unknown')}`, metaFile);
+      if (n('cupti_dropped_records')) diag('warning', 'recorder-cupti-drops', `pid ${pid}: CUPTI dropped ${n('cupti_dropped_records')} activity records`, metaFile);
+      if (n('cupti_buffer_alloc_failures')) diag('warning', 'recorder-cupti-drops', `pid ${pid}: ${n('cupti_buffer_alloc_failures')} CUPTI activity buffer(s) could not be allocated (their records are lost)`, metaFile);
+      if (cudaMeta['api_mode'] === 'off') diag('info', 'recorder-cuda-no-api', `pid ${pid}: TICKWISE_CUDA_API=off: CUDA kernels have no launch calls`, metaFile);
+    }
 
     // NPU commands: in flight from submission to the completion the host saw.
     const execs = p.records.filter((r) => r.kind === RecorderKind.xdna_exec_cmd && num(r.f['result']) === 0);
@@ -698,6 +961,15 @@ export async function readRecorderDir(dir: string, opts: RecorderReadOptions = {
     if (p.meta?.command_line) cond('command_line', p.meta.command_line.join(' '));
     cond('recorder.boottime_minus_monotonic_ns', bootOff.toString(), 'ns', 'CLOCK_BOOTTIME - CLOCK_MONOTONIC at capture start');
     if (p.meta?.ring_records) cond('recorder.ring_records', String(p.meta.ring_records), 'records');
+    if (cudaMeta && cudaMeta.state === 'enabled') {
+      for (const k of ['status', 'api_mode', 'timestamp_callback', 'cupti_api_version', 'cuda_driver_version'])
+        if (cudaMeta[k] !== undefined) cond(`recorder.cuda.${k}`, String(cudaMeta[k]));
+      for (const d of (cudaMeta['devices'] ?? []) as { id: number; [k: string]: unknown }[]) {
+        cudaDevices.add(d.id);
+        for (const k of ['name', 'compute_capability', 'sm_count', 'global_memory_bytes'])
+          if (d[k] !== undefined && d[k] !== null) cond(`cuda:${d.id}.${k}`, String(d[k]), k === 'global_memory_bytes' ? 'bytes' : null);
+      }
+    }
   }
 
   // devices: one GPU per HIP device seen, one NPU if any amdxdna activity
@@ -718,6 +990,27 @@ export async function readRecorderDir(dir: string, opts: RecorderReadOptions = {
       fit_bracket_min_ns: fit?.bracket_min_ns ?? null, fit_bracket_max_ns: fit?.bracket_max_ns ?? null,
       fit_base_tick: fit?.base_tick ?? null, fit_base_ns: fit?.base_ns ?? null, fit_ns_per_tick_num: fit?.ns_per_tick_num ?? null,
       clock_samples: samples.length,
+    });
+  }
+  // CUDA devices: times are CLOCK_MONOTONIC (the timestamp callback) or mapped through the CUPTI clock's
+  // samples, which every CUDA device row carries (one clock for all of them); the fit reports their residuals.
+  cuptiSamples.sort((a, b) => (a.host_begin_ns < b.host_begin_ns ? -1 : a.host_begin_ns > b.host_begin_ns ? 1 : 0));
+  const cuptiFit = fitClock(cuptiSamples).fit;
+  for (const device of [...cudaDevices].sort((a, b) => a - b)) {
+    if (gpuIds.has(device)) {
+      diag('warning', 'recorder-device-clash', `CUDA device ${device} has the number of a HIP device: one devices row (hip:${device}) for both`, join(dir, 'records.twr'));
+      continue;
+    }
+    cuptiSamples.forEach((s, i) => clock_samples.push({ ...s, device, residual_ns: cuptiFit?.residuals_ns[i] ?? null }));
+    devices.push({
+      capture_id, device, kind: 'gpu', name: `cuda:${device}`, tick_hz_declared: null,
+      tick_hz_fitted: cuptiFit?.tick_hz_fitted ?? null, tick_hz_used: null, time_base: 'host_monotonic',
+      fit_method: cuptiFit?.method ?? null, fit_domain: cuptiFit ? 'CLOCK_MONOTONIC' : null,
+      fit_residual_max_ns: cuptiFit?.residual_max_ns ?? null, fit_residual_rms_ns: cuptiFit?.residual_rms_ns ?? null,
+      fit_uncertainty_ns: cuptiFit?.uncertainty_ns ?? null, fit_slope_uncertainty_ppm: cuptiFit?.slope_uncertainty_ppm ?? null,
+      fit_bracket_min_ns: cuptiFit?.bracket_min_ns ?? null, fit_bracket_max_ns: cuptiFit?.bracket_max_ns ?? null,
+      fit_base_tick: cuptiFit?.base_tick ?? null, fit_base_ns: cuptiFit?.base_ns ?? null, fit_ns_per_tick_num: cuptiFit?.ns_per_tick_num ?? null,
+      clock_samples: cuptiSamples.length,
     });
   }
   if (npuSeen) {
