@@ -20,8 +20,8 @@ import type { DeviceKind, Severity, TimeSource } from '@tickwise/store';
  *
  * Time: host fields are CLOCK_MONOTONIC ns (the capture's timeline,
  * `host_monotonic`). rocprofiler-sdk dispatch times are CLOCK_BOOTTIME ns and
- * are shifted by the recorded BOOTTIME - MONOTONIC offset
- * (`time_source = 'host_boottime'`). Device tick samples (hip:N) are kept raw
+ * are shifted by the recorded BOOTTIME - MONOTONIC offset onto CLOCK_MONOTONIC
+ * (`time_source = 'host_monotonic'`; the offset is in `conditions`). Device tick samples (hip:N) are kept raw
  * in `clock_samples` and fitted with `fitClock` for the `devices` row. NPU
  * commands have no device time: a dispatch row spans from the EXEC_CMD entry
  * (the command cannot start earlier) to the exit of the wait that covered its
@@ -778,7 +778,8 @@ export async function readRecorderDir(dir: string, opts: RecorderReadOptions = {
             event_id: big(f['dispatch_id']), executable_id: null, function_ordinal: null,
             kernel: launch && launch.aux !== 5 ? nameOf(p, launch.aux, big(launch.f['function'])) : null,
             start_ns: start, end_ns: end, dur_ns: end - start, start_tick: null, end_tick: null, source_dur_ns: null,
-            time_source: domain === RecorderDomain.host_boottime ? 'host_boottime' : 'host_monotonic', valid: end >= start,
+            // BOOTTIME stamps were shifted by the recorded offset above: they are on CLOCK_MONOTONIC now
+            time_source: 'host_monotonic', valid: end >= start,
             workgroup_count_x: null, workgroup_count_y: null, workgroup_count_z: null, rows: null, line: null,
           });
           break;
@@ -983,7 +984,7 @@ export async function readRecorderDir(dir: string, opts: RecorderReadOptions = {
     samples.forEach((s, i) => clock_samples.push({ ...s, residual_ns: fit?.residuals_ns[i] ?? null }));
     devices.push({
       capture_id, device, kind: 'gpu', name: `hip:${device}`, tick_hz_declared: declaredHz.get(device) ?? null,
-      tick_hz_fitted: fit?.tick_hz_fitted ?? null, tick_hz_used: null, time_base: 'host_boottime',
+      tick_hz_fitted: fit?.tick_hz_fitted ?? null, tick_hz_used: null, time_base: 'host_monotonic',
       fit_method: fit?.method ?? null, fit_domain: fit ? 'CLOCK_MONOTONIC' : null,
       fit_residual_max_ns: fit?.residual_max_ns ?? null, fit_residual_rms_ns: fit?.residual_rms_ns ?? null,
       fit_uncertainty_ns: fit?.uncertainty_ns ?? null, fit_slope_uncertainty_ppm: fit?.slope_uncertainty_ppm ?? null,
