@@ -8,9 +8,21 @@ export function cell(v: unknown): string {
   return String(v);
 }
 
-/** Renders rows as an aligned text table (numbers right-aligned). */
-export function formatTable(columns: readonly string[], rows: readonly Record<string, unknown>[]): string {
-  const cells = rows.map((r) => columns.map((c) => cell(r[c])));
+/**
+ * Shortens a long cell for a human table, keeping both ends (C++ kernel
+ * names differ at the start and the end): `void at::native::vecto…, 3ul>)`.
+ * JSON and CSV output always carry the whole text.
+ */
+export function clip(text: string, max: number): string {
+  if (text.length <= max || max < 9) return text;
+  const head = Math.ceil((max - 1) * 0.6);
+  return text.slice(0, head) + '…' + text.slice(text.length - (max - 1 - head));
+}
+
+/** Renders rows as an aligned text table (numbers right-aligned; cells longer than `maxCell` clipped). */
+export function formatTable(columns: readonly string[], rows: readonly Record<string, unknown>[], opts: { maxCell?: number } = {}): string {
+  const maxCell = opts.maxCell ?? Number(process.env['TICKWISE_MAX_CELL'] ?? 80);
+  const cells = rows.map((r) => columns.map((c) => clip(cell(r[c]), maxCell)));
   const numeric = columns.map((c) => rows.length > 0 && rows.every((r) => r[c] === null || typeof r[c] === 'number' || typeof r[c] === 'bigint'));
   const width = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i]!.length)));
   const line = (vals: readonly string[]) =>

@@ -33,6 +33,7 @@ export async function formatFindings(store: Store, findings: readonly Finding[])
     formatTable(
       ['#', 'severity', 'code', 'capture', 'device', 'numbers'],
       findings.map((f, i) => ({ '#': i + 1, severity: f.severity, code: f.code, capture: f.capture_id, device: f.device ?? null, numbers: numbers(f) })),
+      { maxCell: Infinity }, // the numbers are the finding: never clipped
     ),
     '',
   ];

@@ -43,7 +43,7 @@ export const infoCommand: CommandModule<object, InputArgs> = {
       out('\nrows\n' + formatTable(['table', 'rows'], Object.entries(d.row_counts).map(([table, rows]) => ({ table, rows }))));
       if (d.assumptions.length) out('\nassumptions\n' + formatTable(['capture_id', 'device', 'what', 'value', 'note'], d.assumptions));
       out(`\ndiagnostics (${d.diagnostics.length})`);
-      if (d.diagnostics.length) out(formatTable(['capture_id', 'severity', 'code', 'line', 'message'], d.diagnostics));
+      if (d.diagnostics.length) out(formatTable(['capture_id', 'severity', 'code', 'line', 'message'], d.diagnostics, { maxCell: Infinity }));
     });
   },
 };

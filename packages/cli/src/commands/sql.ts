@@ -44,7 +44,7 @@ export const sqlCommand: CommandModule<object, Args> = {
       const { columns, rows } = await store.table(query);
       if (outputFormat === 'json') out(formatJson(rows));
       else if (outputFormat === 'csv') out(formatCsv(columns, rows));
-      else out(formatTable(columns, rows));
+      else out(formatTable(columns, rows, { maxCell: Number(process.env['TICKWISE_MAX_CELL'] ?? 200) }));
     });
   },
 };
