@@ -1,5 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import type { CommandModule } from 'yargs';
+import { openInputs } from '@tickwise/capture';
+import { scheduleGanttSpec, scheduleModel } from '@tickwise/ceiling';
+import type { ReportSchedule } from '@tickwise/report';
+import { gather, scheduleText, type Args as ScheduleArgs } from './schedule';
 import { collectReport, reportHtml, reportMarkdown, reportMessages, type CeilingOptions } from '@tickwise/report';
 import { TickwiseError } from '@tickwise/time';
 import { durationOption, withStore, type InputArgs } from '../options';
@@ -10,6 +14,8 @@ interface Args {
   out?: string;
   format: 'html' | 'md';
   title?: string;
+  schedule?: boolean;
+  'schedule-microbatch'?: string;
   'min-gap'?: string;
   'max-intervals'?: number;
   ceiling?: boolean;
@@ -73,6 +79,8 @@ export const reportCommand: CommandModule<object, Args> = {
       .option('title', { type: 'string', describe: 'the report title' })
       .option('min-gap', { type: 'string', default: '200us', describe: 'the gap threshold marked on the histogram (a duration with a unit)' })
       .option('max-intervals', { type: 'number', default: 2000, describe: 'most timeline bars per device (busy blocks beyond are merged across their shortest gaps)' })
+      .option('schedule', { type: 'boolean', default: false, describe: 'also run the micro-batch schedule model (tickwise schedule) on the iGPU and NPU captures of the input and draw its Gantt chart' })
+      .option('schedule-microbatch', { type: 'string', describe: 'rows per micro-batch for --schedule (default: the capture\'s rows per dispatch)' })
       .option('ceiling', { type: 'boolean', default: true, describe: 'draw the split ceiling (--no-ceiling leaves it out)' })
       .option('gpu-kernel', { type: 'string', describe: 'ceiling: glob of the iGPU GEMM to split (default: derived from an NPU kernel of the same N x K)' })
       .option('gpu-rows-per-dispatch', { type: 'string', describe: 'ceiling and cost table: rows one iGPU dispatch covers (default: the M in the kernel name)' })
@@ -112,8 +120,9 @@ export const reportCommand: CommandModule<object, Args> = {
     }
     if ((argv.params === undefined) !== (argv.tokens === undefined)) throw usage('--params and --tokens go together (the FLOP reading needs both)');
     const inputs: InputArgs = { inputs: argv.inputs.map(String), format: argv['input-format'], 'tick-hz': argv['tick-hz'], 'device-kind': argv['device-kind'] };
+    const schedule = argv.schedule ? await scheduleSection(argv.inputs.map(String), argv['schedule-microbatch'], argv['input-format']) : undefined;
     const text = await withStore(inputs, async (store) => {
-      const data = await collectReport(store, {
+      const collected = await collectReport(store, {
         title: argv.title,
         thresholdNs: durationOption(argv['min-gap'], 'min-gap'),
         maxIntervals,
@@ -121,6 +130,7 @@ export const reportCommand: CommandModule<object, Args> = {
         params: argv.params,
         tokens: argv.tokens,
       });
+      const data = schedule ? { ...collected, schedule } : collected;
       const errors = data.findings.filter((f) => f.severity === 'error');
       for (const f of errors) log(`!! error ${f.code}: ${f.message}`);
       if (data.ceiling.kind === 'missing') log(`note: no split ceiling in the report: it needs ${data.ceiling.missing.join('; ')}`);
@@ -138,3 +148,38 @@ export const reportCommand: CommandModule<object, Args> = {
     log(`wrote ${argv.out} (${argv.format}, ${text.length} bytes${argv.format === 'html' ? ', self-contained: opens with no network' : ''})`);
   },
 };
+
+/**
+ * The schedule section of a report: the iGPU capture is the input's first
+ * capture with a GPU device, the NPU capture its first with an NPU device
+ * (one store, or one file each), modelled as `tickwise schedule` would with
+ * the error bars off.
+ */
+async function scheduleSection(inputs: string[], microbatch: string | undefined, inputFormat: string | undefined): Promise<ReportSchedule> {
+  if (inputs.length === 0 || inputs.length > 2) throw usage('--schedule needs one store, or an iGPU capture and an NPU capture');
+  const { store } = await openInputs(inputs, { ...(inputFormat ? { format: inputFormat } : {}) });
+  let gpu: { capture_id: number; device: number } | undefined;
+  let npu: { capture_id: number; device: number } | undefined;
+  try {
+    const rows = await store.rows(`SELECT capture_id, device, kind FROM devices WHERE kind IN ('gpu', 'npu') ORDER BY capture_id, device`);
+    const pick = (kind: string) => rows.filter((r) => r['kind'] === kind).map((r) => ({ capture_id: Number(r['capture_id']), device: Number(r['device']) }))[0];
+    gpu = pick('gpu');
+    npu = pick('npu');
+  } finally {
+    await store.close();
+  }
+  if (!gpu) throw usage('--schedule: the input has no GPU device to model');
+  const isStore = inputs.length === 1;
+  const args: ScheduleArgs = {
+    gpu: inputs[0]!, capture: isStore ? gpu.capture_id : undefined, device: gpu.device,
+    npu: npu ? (isStore ? inputs[0]! : inputs[1]) : undefined, 'npu-capture': npu && isStore ? npu.capture_id : undefined, 'npu-device': npu?.device,
+    microbatch, bootstrap: 0, seed: 1, exhaustive: 'off', format: 'text', 'input-format': inputFormat,
+  } as ScheduleArgs;
+  if (!npu) throw usage('--schedule: the input has no NPU device (import an NPU capture, or run tickwise schedule with --npu-tile-ms)');
+  const g = await gather(args);
+  const result = scheduleModel({
+    measured: g.measured, bootstrap: null, exhaustive_check: null, power: g.power.length ? g.power : null,
+    measured_energy: g.measuredEnergy, capture: g.capture, handoff_source: g.handoffSource, notes: g.notes,
+  });
+  return { spec: scheduleGanttSpec(result) as Record<string, unknown>, lines: scheduleText(result, g.provenance).split('\n') };
+}

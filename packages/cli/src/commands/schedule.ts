@@ -42,7 +42,8 @@ import { formatJson, formatTable, out } from '../output';
 const FORMATS = ['text', 'json', 'vega-lite'] as const;
 type OutputFormat = (typeof FORMATS)[number];
 
-interface Args {
+/** Parsed options of `tickwise schedule` (the report reuses them). */
+export interface Args {
   gpu: string;
   npu?: string | undefined;
   'npu-kernel'?: string | undefined;
@@ -186,7 +187,8 @@ function pickEnergy(metrics: readonly SegmentEnergy[], device: number): SegmentE
   return metrics.find((m) => m.device === device) ?? metrics[0] ?? null;
 }
 
-interface Gathered {
+/** What {@link gather} found. */
+export interface Gathered {
   measured: MeasuredPrefill;
   capture: CaptureReference;
   power: EnginePower[];
@@ -200,7 +202,8 @@ interface Gathered {
 }
 
 /** Reads both captures and turns them into the model's inputs. */
-async function gather(args: Args): Promise<Gathered> {
+/** Reads the captures into the model's measured inputs (also used by `tickwise report --schedule`). */
+export async function gather(args: Args): Promise<Gathered> {
   const groupRows = rowsOption(args['group-rows'], 'group-rows') ?? DEFAULT_GROUP_ROWS;
   const tileMs = msOption(args['npu-tile-ms'], 'npu-tile-ms');
   if (args.npu !== undefined && tileMs !== undefined) throw usage('give the NPU cost one way: --npu CAPTURE or --npu-tile-ms X, not both');

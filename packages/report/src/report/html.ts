@@ -29,6 +29,7 @@ export function reportSpecs(r: ReportData): Record<string, Record<string, unknow
     kernels: kernelBreakdownSpec(r.kernels, kinds, order),
   };
   if (r.ceiling.kind === 'result') specs['ceiling'] = { ...ceilingSpec(r.ceiling.result) };
+  if (r.schedule) specs['schedule'] = { ...r.schedule.spec };
   return specs;
 }
 
@@ -75,6 +76,12 @@ export function reportHtml(r: ReportData): string {
     if (r.ceiling.found.length) parts.push(`<p class="muted small">found: ${r.ceiling.found.map(escapeHtml).join('<br>')}</p>`);
   } else parts.push('<p class="muted">Left out (--no-ceiling).</p>');
   parts.push('</section>');
+
+  if (r.schedule) {
+    parts.push('<section id="schedule"><h2>Schedule model: micro-batch pipelining</h2>');
+    parts.push(chartDiv('schedule', 'Gantt chart of the best schedule'));
+    parts.push(`<pre class="small">${escapeHtml(r.schedule.lines.join('\n'))}</pre></section>`);
+  }
 
   parts.push(`<section id="notes"><h2>How these numbers were made</h2><ul>${r.notes.map((n) => `<li>${escapeHtml(n)}</li>`).join('')}</ul></section>`);
   return htmlPage({ title: r.title, body: parts.join('\n'), specs, description: r.provenance.join('; ') });

@@ -52,6 +52,10 @@ export function reportMarkdown(r: ReportData): string {
   if (r.ceiling.kind === 'result') out.push(sanitizeMarkdownHtml(ceilingMarkdown(r.ceiling.result)).trimEnd(), '');
   else if (r.ceiling.kind === 'missing') out.push(`Not computed: the model needs ${r.ceiling.missing.map(mdCell).join('; ')}.`, '');
   else out.push('Left out (--no-ceiling).', '');
+  if (r.schedule) {
+    // a fenced block: capture-derived text stays inert (no Markdown or HTML inside a fence), fences in it are broken up
+    out.push('### Schedule model', '', '```text', ...r.schedule.lines.map((l) => l.replaceAll('```', "'''")), '```', '');
+  }
   out.push('### Notes', '', ...r.notes.map((n) => `- ${mdCell(n)}`), '');
   return out.join('\n');
 }

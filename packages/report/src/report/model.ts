@@ -113,6 +113,16 @@ export interface ReportData {
   readonly kernels: readonly ReportKernel[];
   readonly costs: readonly CostRow[];
   readonly ceiling: ReportCeiling;
+  /** The micro-batch schedule model's best schedule (`report --schedule`), when asked for. */
+  readonly schedule?: ReportSchedule | undefined;
   /** How numbers were made (segments, aggregation), for the reader. */
   readonly notes: readonly string[];
+}
+
+/** The schedule section: the Gantt chart of the best schedule and the model's text summary. */
+export interface ReportSchedule {
+  /** Vega-Lite spec from `scheduleGanttSpec`. */
+  readonly spec: Record<string, unknown>;
+  /** The model's summary, one line per element (strategies, best, critical path, notes). */
+  readonly lines: readonly string[];
 }
