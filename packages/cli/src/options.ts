@@ -77,3 +77,34 @@ export function durationOption(text: string | undefined, name: string): Ns | und
     throw e;
   }
 }
+
+/** A usage error (exit 2) with the message as given. */
+export function usageError(message: string): TickwiseError {
+  return new TickwiseError('usage', message);
+}
+
+/** A count of rows: a whole number >= 1 (`--rows 8192`). */
+export function rowsOption(text: string | undefined, name: string, example = '8192'): number | undefined {
+  if (text === undefined) return undefined;
+  const t = String(text).trim();
+  if (!/^\d+$/.test(t) || Number(t) < 1) throw usageError(`--${name} ${t}: write a whole number of rows (e.g. ${example})`);
+  return Number(t);
+}
+
+/**
+ * A cost in ms for an option whose name carries the unit (`--gpu-group-ms
+ * 0.40`); a number with a unit (`400us`) is taken too. Positive unless
+ * `allowZero`.
+ */
+export function msOption(text: string | undefined, name: string, opts: { allowZero?: boolean; example?: string } = {}): number | undefined {
+  if (text === undefined) return undefined;
+  const t = String(text).trim();
+  const m = /^([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*(ns|us|µs|ms|s)?$/.exec(t);
+  const perUnit: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1e3 };
+  const v = m ? Number(m[1]) * perUnit[m[2] ?? 'ms']! : NaN;
+  const ok = opts.allowZero ? v >= 0 : v > 0;
+  if (!ok || !Number.isFinite(v)) {
+    throw usageError(`--${name} ${t}: write a ${opts.allowZero ? '' : 'positive '}time in ms (e.g. ${opts.example ?? '0.40'}), or with a unit (400us)`);
+  }
+  return v;
+}

@@ -25,7 +25,7 @@ import {
   type EngineCost,
 } from '@tickwise/ceiling';
 import { TickwiseError, nsToMsLossy } from '@tickwise/time';
-import { durationOption, importOptions } from '../options';
+import { durationOption, importOptions, msOption, rowsOption, usageError } from '../options';
 import { formatJson, formatTable, out } from '../output';
 
 const FORMATS = ['text', 'json', 'md', 'vega-lite'] as const;
@@ -69,37 +69,11 @@ type Engine = 'gpu' | 'npu';
 const ENGINE_NAME: Record<Engine, string> = { gpu: 'iGPU', npu: 'NPU' };
 const COST_OPTION: Record<Engine, string> = { gpu: 'gpu-group-ms', npu: 'npu-tile-ms' };
 
-function usage(message: string): TickwiseError {
-  return new TickwiseError('usage', message);
-}
-
-/** A count of rows: a whole number >= 1. */
-function rowsOption(text: string | undefined, name: string): number | undefined {
-  if (text === undefined) return undefined;
-  const t = String(text).trim();
-  if (!/^\d+$/.test(t) || Number(t) < 1) throw usage(`--${name} ${t}: write a whole number of rows (e.g. 8192)`);
-  return Number(t);
-}
-
-/**
- * A cost in ms: the option's name carries the unit, so a bare number is ms;
- * a number with a unit (400us, 0.4ms) is also taken.
- */
-function msOption(text: string | undefined, name: string): number | undefined {
-  if (text === undefined) return undefined;
-  const t = String(text).trim();
-  const m = /^([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*(ns|us|µs|ms|s)?$/.exec(t);
-  const perUnit: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1e3 };
-  const v = m ? Number(m[1]) * perUnit[m[2] ?? 'ms']! : NaN;
-  if (!(v > 0) || !Number.isFinite(v)) throw usage(`--${name} ${t}: write a positive time in ms (e.g. 0.40), or with a unit (400us)`);
-  return v;
-}
-
 function fractionOption(text: string): number {
   const t = String(text).trim();
   const m = /^([0-9]*\.?[0-9]+)\s*(%?)$/.exec(t);
   const v = m ? Number(m[1]) / (m[2] ? 100 : 1) : NaN;
-  if (!(v >= 0 && v <= 1)) throw usage(`--splittable-fraction ${t}: write a share of the prefill in [0, 1] (0.6 or 60%), or auto (from the --gpu capture)`);
+  if (!(v >= 0 && v <= 1)) throw usageError(`--splittable-fraction ${t}: write a share of the prefill in [0, 1] (0.6 or 60%), or auto (from the --gpu capture)`);
   return v;
 }
 
@@ -108,7 +82,7 @@ function speedupOption(text: string | undefined): number | null {
   const t = String(text).trim();
   const m = /^([0-9]*\.?[0-9]+)\s*x?$/i.exec(t);
   const v = m ? Number(m[1]) : NaN;
-  if (!(v > 1) || !Number.isFinite(v)) throw usage(`--target-speedup ${t}: write a speedup above 1 (e.g. 1.15 or 1.15x)`);
+  if (!(v > 1) || !Number.isFinite(v)) throw usageError(`--target-speedup ${t}: write a speedup above 1 (e.g. 1.15 or 1.15x)`);
   return v;
 }
 
@@ -180,10 +154,10 @@ async function costFromCaptures(engine: Engine, args: Args, groupRows: number): 
   const inputs = list(args[engine]);
   const kernel = args[`${engine}-kernel`];
   const rpd = list(args[`${engine}-rows-per-dispatch`]).map((t) => rowsOption(t, `${engine}-rows-per-dispatch`)!);
-  if (!kernel) throw usage(`--${engine} needs --${engine}-kernel GLOB (the GEMM kernels to cost)`);
-  if (rpd.length === 0) throw usage(`--${engine} needs --${engine}-rows-per-dispatch N (the rows one dispatch covers, e.g. the ubatch)`);
+  if (!kernel) throw usageError(`--${engine} needs --${engine}-kernel GLOB (the GEMM kernels to cost)`);
+  if (rpd.length === 0) throw usageError(`--${engine} needs --${engine}-rows-per-dispatch N (the rows one dispatch covers, e.g. the ubatch)`);
   if (rpd.length !== 1 && rpd.length !== inputs.length) {
-    throw usage(`--${engine}-rows-per-dispatch: give one value, or one per --${engine} input (${inputs.length})`);
+    throw usageError(`--${engine}-rows-per-dispatch: give one value, or one per --${engine} input (${inputs.length})`);
   }
   const got: CaptureCost[] = [];
   for (let i = 0; i < inputs.length; i++) {
@@ -230,11 +204,11 @@ async function engineCost(engine: Engine, args: Args, groupRows: number): Promis
     args[`${engine}-cost-csv`] !== undefined ? `--${engine}-cost-csv` : null,
     list(args[engine]).length > 0 ? `--${engine}` : null,
   ].filter((x): x is string => x !== null);
-  if (given.length === 0) throw usage(`give the ${ENGINE_NAME[engine]} cost: --${opt} N, --${engine}-cost-csv FILE, or --${engine} CAPTURE with --${engine}-kernel`);
-  if (given.length > 1) throw usage(`give the ${ENGINE_NAME[engine]} cost one way, not ${given.join(' and ')}`);
+  if (given.length === 0) throw usageError(`give the ${ENGINE_NAME[engine]} cost: --${opt} N, --${engine}-cost-csv FILE, or --${engine} CAPTURE with --${engine}-kernel`);
+  if (given.length > 1) throw usageError(`give the ${ENGINE_NAME[engine]} cost one way, not ${given.join(' and ')}`);
   const pOpts = [`${opt}-p10`, `${opt}-p90`] as const;
   if (given[0] !== `--${opt}` && pOpts.some((o) => args[o as keyof Args] !== undefined)) {
-    throw usage(`--${pOpts[0]}/--${pOpts[1]} go with --${opt}; a CSV gives p10_ms/p90_ms columns, captures give their own`);
+    throw usageError(`--${pOpts[0]}/--${pOpts[1]} go with --${opt}; a CSV gives p10_ms/p90_ms columns, captures give their own`);
   }
   if (given[0] === `--${opt}`) {
     const text = String(args[opt as keyof Args]);
@@ -265,7 +239,7 @@ async function engineCost(engine: Engine, args: Args, groupRows: number): Promis
  * rows per dispatch is closest to M.
  */
 function autoFraction(gpu: readonly CaptureCost[], rows: number): { fraction: number; source: CostSource } {
-  if (gpu.length === 0) throw usage('--splittable-fraction auto reads the prefill from the --gpu capture; give --gpu, or a number (0.6 or 60%)');
+  if (gpu.length === 0) throw usageError('--splittable-fraction auto reads the prefill from the --gpu capture; give --gpu, or a number (0.6 or 60%)');
   const g = [...gpu].sort((a, b) => Math.abs(a.cost.rows_per_dispatch - rows) - Math.abs(b.cost.rows_per_dispatch - rows))[0]!;
   const share = g.prefill_share;
   if (share === null) throw new TickwiseError('no-span', `--splittable-fraction auto: ${g.input} has no prefill span for the selected segments; give the fraction as a number`);
@@ -406,7 +380,7 @@ export const ceilingCommand: CommandModule<object, Args> = {
     const target = speedupOption(args['target-speedup']);
     const fractionText = args['splittable-fraction'];
     if (fractionText !== undefined && String(fractionText).trim() === 'auto' && list(args.gpu).length === 0) {
-      throw usage('--splittable-fraction auto reads the prefill from the --gpu capture; give --gpu, or a number (0.6 or 60%)');
+      throw usageError('--splittable-fraction auto reads the prefill from the --gpu capture; give --gpu, or a number (0.6 or 60%)');
     }
     const isAuto = fractionText !== undefined && String(fractionText).trim() === 'auto';
     const given = fractionText === undefined || isAuto ? null : fractionOption(fractionText);
@@ -420,7 +394,7 @@ export const ceilingCommand: CommandModule<object, Args> = {
         rows = rowsOption(rpd[0], 'gpu-rows-per-dispatch')!;
         notes.push(`M taken from --gpu-rows-per-dispatch (${rows}): the GEMM as the iGPU runs it today`);
       } else {
-        throw usage('give --rows M (the rows of the GEMM to split, e.g. 8192)');
+        throw usageError('give --rows M (the rows of the GEMM to split, e.g. 8192)');
       }
     }
     const auto = isAuto ? autoFraction(gpu.captures, rows) : null;

@@ -6,7 +6,7 @@ import type { ReportSchedule } from '@tickwise/report';
 import { gather, scheduleText, type Args as ScheduleArgs } from './schedule';
 import { collectReport, reportHtml, reportMarkdown, reportMessages, type CeilingOptions } from '@tickwise/report';
 import { TickwiseError } from '@tickwise/time';
-import { durationOption, withStore, type InputArgs } from '../options';
+import { durationOption, withStore, type InputArgs, msOption, rowsOption, usageError } from '../options';
 import { log, out } from '../output';
 
 interface Args {
@@ -37,33 +37,11 @@ interface Args {
   'device-kind'?: string;
 }
 
-function usage(message: string): TickwiseError {
-  return new TickwiseError('usage', message);
-}
-
-function wholeOption(text: string | undefined, name: string): number | undefined {
-  if (text === undefined) return undefined;
-  const t = String(text).trim();
-  if (!/^\d+$/.test(t) || Number(t) < 1) throw usage(`--${name} ${t}: write a whole number of rows (e.g. 8192)`);
-  return Number(t);
-}
-
-/** A cost in ms: the option name carries the unit; a number with a unit (400us) is taken too. */
-function msOption(text: string | undefined, name: string): number | undefined {
-  if (text === undefined) return undefined;
-  const t = String(text).trim();
-  const m = /^([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*(ns|us|ms|s)?$/.exec(t);
-  const per: Record<string, number> = { ns: 1e-6, us: 1e-3, ms: 1, s: 1e3 };
-  const v = m ? Number(m[1]) * per[m[2] ?? 'ms']! : NaN;
-  if (!(v >= 0) || !Number.isFinite(v)) throw usage(`--${name} ${t}: write a time in ms (e.g. 6.0), or with a unit (400us)`);
-  return v;
-}
-
 function numberOption(text: string | undefined, name: string, ok: (v: number) => boolean, want: string): number | undefined {
   if (text === undefined) return undefined;
   const t = String(text).trim().replace(/x$/i, '');
   const v = t.endsWith('%') ? Number(t.slice(0, -1)) / 100 : Number(t);
-  if (!Number.isFinite(v) || !ok(v)) throw usage(`--${name} ${text}: ${want}`);
+  if (!Number.isFinite(v) || !ok(v)) throw usageError(`--${name} ${text}: ${want}`);
   return v;
 }
 
@@ -99,26 +77,26 @@ export const reportCommand: CommandModule<object, Args> = {
       .option('tick-hz', { type: 'string', describe: 'assume a tick rate for devices with no time base; recorded as an assumption' })
       .option('device-kind', { type: 'string', choices: ['gpu', 'npu', 'cpu'], describe: 'device kind when the source does not say' }) as never,
   handler: async (argv) => {
-    if (argv.format === 'html' && !argv.out) throw usage('--format html needs --out FILE (e.g. --out report.html)');
+    if (argv.format === 'html' && !argv.out) throw usageError('--format html needs --out FILE (e.g. --out report.html)');
     const maxIntervals = argv['max-intervals'] ?? 2000;
-    if (!Number.isSafeInteger(maxIntervals) || maxIntervals < 1) throw usage(`--max-intervals ${maxIntervals}: write a whole number >= 1`);
+    if (!Number.isSafeInteger(maxIntervals) || maxIntervals < 1) throw usageError(`--max-intervals ${maxIntervals}: write a whole number >= 1`);
     const ceilingOpts: CeilingOptions = {
       gpuKernel: argv['gpu-kernel'],
-      gpuRowsPerDispatch: wholeOption(argv['gpu-rows-per-dispatch'], 'gpu-rows-per-dispatch'),
+      gpuRowsPerDispatch: rowsOption(argv['gpu-rows-per-dispatch'], 'gpu-rows-per-dispatch'),
       gpuGroupMs: msOption(argv['gpu-group-ms'], 'gpu-group-ms'),
       npuKernel: argv['npu-kernel'],
-      npuRowsPerDispatch: wholeOption(argv['npu-rows-per-dispatch'], 'npu-rows-per-dispatch'),
+      npuRowsPerDispatch: rowsOption(argv['npu-rows-per-dispatch'], 'npu-rows-per-dispatch'),
       npuTileMs: msOption(argv['npu-tile-ms'], 'npu-tile-ms'),
-      rows: wholeOption(argv.rows, 'rows'),
-      groupRows: wholeOption(argv['group-rows'], 'group-rows'),
+      rows: rowsOption(argv.rows, 'rows'),
+      groupRows: rowsOption(argv['group-rows'], 'group-rows'),
       targetSpeedup: numberOption(argv['target-speedup'], 'target-speedup', (v) => v > 1, 'write a speedup above 1 (e.g. 1.15)'),
       splittableFraction: numberOption(argv['splittable-fraction'], 'splittable-fraction', (v) => v >= 0 && v <= 1, 'write a share in [0, 1] (0.6 or 60%)'),
-      syncOverheadMs: msOption(argv['sync-overhead-ms'], 'sync-overhead-ms'),
+      syncOverheadMs: msOption(argv['sync-overhead-ms'], 'sync-overhead-ms', { allowZero: true }),
     };
     if (argv.ceiling === false && Object.entries(ceilingOpts).some(([k, v]) => v !== undefined && k !== 'groupRows' && k !== 'targetSpeedup' && k !== 'gpuRowsPerDispatch')) {
-      throw usage('--no-ceiling leaves the ceiling out: drop the ceiling options, or --no-ceiling');
+      throw usageError('--no-ceiling leaves the ceiling out: drop the ceiling options, or --no-ceiling');
     }
-    if ((argv.params === undefined) !== (argv.tokens === undefined)) throw usage('--params and --tokens go together (the FLOP reading needs both)');
+    if ((argv.params === undefined) !== (argv.tokens === undefined)) throw usageError('--params and --tokens go together (the FLOP reading needs both)');
     const inputs: InputArgs = { inputs: argv.inputs.map(String), format: argv['input-format'], 'tick-hz': argv['tick-hz'], 'device-kind': argv['device-kind'] };
     const schedule = argv.schedule ? await scheduleSection(argv.inputs.map(String), argv['schedule-microbatch'], argv['input-format']) : undefined;
     const text = await withStore(inputs, async (store) => {
@@ -156,7 +134,7 @@ export const reportCommand: CommandModule<object, Args> = {
  * the error bars off.
  */
 async function scheduleSection(inputs: string[], microbatch: string | undefined, inputFormat: string | undefined): Promise<ReportSchedule> {
-  if (inputs.length === 0 || inputs.length > 2) throw usage('--schedule needs one store, or an iGPU capture and an NPU capture');
+  if (inputs.length === 0 || inputs.length > 2) throw usageError('--schedule needs one store, or an iGPU capture and an NPU capture');
   const { store } = await openInputs(inputs, { ...(inputFormat ? { format: inputFormat } : {}) });
   let gpu: { capture_id: number; device: number } | undefined;
   let npu: { capture_id: number; device: number } | undefined;
@@ -168,14 +146,14 @@ async function scheduleSection(inputs: string[], microbatch: string | undefined,
   } finally {
     await store.close();
   }
-  if (!gpu) throw usage('--schedule: the input has no GPU device to model');
+  if (!gpu) throw usageError('--schedule: the input has no GPU device to model');
   const isStore = inputs.length === 1;
   const args: ScheduleArgs = {
     gpu: inputs[0]!, capture: isStore ? gpu.capture_id : undefined, device: gpu.device,
     npu: npu ? (isStore ? inputs[0]! : inputs[1]) : undefined, 'npu-capture': npu && isStore ? npu.capture_id : undefined, 'npu-device': npu?.device,
     microbatch, bootstrap: 0, seed: 1, exhaustive: 'off', format: 'text', 'input-format': inputFormat,
   } as ScheduleArgs;
-  if (!npu) throw usage('--schedule: the input has no NPU device (import an NPU capture, or run tickwise schedule with --npu-tile-ms)');
+  if (!npu) throw usageError('--schedule: the input has no NPU device (import an NPU capture, or run tickwise schedule with --npu-tile-ms)');
   const g = await gather(args);
   const result = scheduleModel({
     measured: g.measured, bootstrap: null, exhaustive_check: null, power: g.power.length ? g.power : null,

@@ -35,8 +35,8 @@ import {
   type ScheduleModelResult,
   type StageKind,
 } from '@tickwise/ceiling';
-import { TickwiseError, nsToMsLossy } from '@tickwise/time';
-import { durationOption, importOptions } from '../options';
+import { nsToMsLossy } from '@tickwise/time';
+import { durationOption, importOptions, msOption, rowsOption, usageError } from '../options';
 import { formatJson, formatTable, out } from '../output';
 
 const FORMATS = ['text', 'json', 'vega-lite'] as const;
@@ -87,28 +87,6 @@ const ROLE_TO_KIND: Record<StageRole, StageKind> = {
 
 const ENGINES = [{ id: 'gpu', name: 'iGPU' }, { id: 'npu', name: 'NPU' }] as const;
 
-function usage(message: string): TickwiseError {
-  return new TickwiseError('usage', message);
-}
-
-function rowsOption(text: string | undefined, name: string): number | undefined {
-  if (text === undefined) return undefined;
-  const t = String(text).trim();
-  if (!/^\d+$/.test(t) || Number(t) < 1) throw usage(`--${name} ${t}: write a whole number (e.g. 512)`);
-  return Number(t);
-}
-
-/** A time in ms (the option's name carries the unit), or with a unit (400us). */
-function msOption(text: string | undefined, name: string): number | undefined {
-  if (text === undefined) return undefined;
-  const t = String(text).trim();
-  const m = /^([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*(ns|us|µs|ms|s)?$/.exec(t);
-  const perUnit: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1e3 };
-  const v = m ? Number(m[1]) * perUnit[m[2] ?? 'ms']! : NaN;
-  if (!(v > 0) || !Number.isFinite(v)) throw usage(`--${name} ${t}: write a positive time in ms (e.g. 6.0), or with a unit (6000us)`);
-  return v;
-}
-
 /** A power in W (the option's name carries the unit), or with a unit (4500mW). */
 function wattOption(text: string | undefined, name: string): number | undefined {
   if (text === undefined) return undefined;
@@ -116,7 +94,7 @@ function wattOption(text: string | undefined, name: string): number | undefined 
   const m = /^([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*(W|mW|kW)?$/.exec(t);
   const per: Record<string, number> = { W: 1, mW: 1e-3, kW: 1e3 };
   const v = m ? Number(m[1]) * per[m[2] ?? 'W']! : NaN;
-  if (!(v >= 0) || !Number.isFinite(v)) throw usage(`--${name} ${t}: write a power in W (e.g. 35 or 35W, 800mW)`);
+  if (!(v >= 0) || !Number.isFinite(v)) throw usageError(`--${name} ${t}: write a power in W (e.g. 35 or 35W, 800mW)`);
   return v;
 }
 
@@ -133,7 +111,7 @@ function stagePatterns(items: readonly string[]): Partial<Record<StageRole, stri
     const role = i > 0 ? it.slice(0, i).trim() : '';
     const globs = i > 0 ? it.slice(i + 1).split(',').map((g) => g.trim()).filter(Boolean) : [];
     if (!isStageRole(role) || globs.length === 0) {
-      throw usage(`--stage ${it}: write ROLE=GLOB[,GLOB] with ROLE one of ${Object.keys(STAGE_ROLES).join(', ')} (e.g. --stage 'qkv=*attn_qkv*')`);
+      throw usageError(`--stage ${it}: write ROLE=GLOB[,GLOB] with ROLE one of ${Object.keys(STAGE_ROLES).join(', ')} (e.g. --stage 'qkv=*attn_qkv*')`);
     }
     out[role] = [...(out[role] ?? []), ...globs];
   }
@@ -146,7 +124,7 @@ function npuFactors(items: readonly string[]): Map<StageRole, number> {
   for (const it of items) {
     const m = /^([a-z_]+)=([0-9]*\.?[0-9]+)x?$/.exec(it.trim());
     if (!m || !isStageRole(m[1]!) || !(Number(m[2]) > 0)) {
-      throw usage(`--npu-stage ${it}: write ROLE=FACTOR, the NPU's time for that stage as a multiple of the iGPU's (e.g. attention=1.5); ROLE one of ${Object.keys(STAGE_ROLES).join(', ')}`);
+      throw usageError(`--npu-stage ${it}: write ROLE=FACTOR, the NPU's time for that stage as a multiple of the iGPU's (e.g. attention=1.5); ROLE one of ${Object.keys(STAGE_ROLES).join(', ')}`);
     }
     out.set(m[1] as StageRole, Number(m[2]));
   }
@@ -156,7 +134,7 @@ function npuFactors(items: readonly string[]): Map<StageRole, number> {
 function shapeOption(text: string | undefined): { n: number; k: number } | undefined {
   if (text === undefined) return undefined;
   const m = /^(\d+)x(\d+)$/.exec(String(text).trim());
-  if (!m) throw usage(`--npu-tile-shape ${text}: write NxK of the GEMM the tile time is for (e.g. 8192x3072)`);
+  if (!m) throw usageError(`--npu-tile-shape ${text}: write NxK of the GEMM the tile time is for (e.g. 8192x3072)`);
   return { n: Number(m[1]), k: Number(m[2]) };
 }
 
@@ -164,7 +142,7 @@ function exhaustiveOption(text: string): { layers: number; chunks: number } | nu
   const t = String(text).trim();
   if (t === 'off') return null;
   const m = /^(\d+)x(\d+)$/.exec(t);
-  if (!m || Number(m[1]) < 1 || Number(m[2]) < 1) throw usage(`--exhaustive ${t}: write LAYERSxMICROBATCHES (e.g. 1x2) for the cut-down graph to search exhaustively, or off`);
+  if (!m || Number(m[1]) < 1 || Number(m[2]) < 1) throw usageError(`--exhaustive ${t}: write LAYERSxMICROBATCHES (e.g. 1x2) for the cut-down graph to search exhaustively, or off`);
   return { layers: Number(m[1]), chunks: Number(m[2]) };
 }
 
@@ -206,7 +184,7 @@ export interface Gathered {
 export async function gather(args: Args): Promise<Gathered> {
   const groupRows = rowsOption(args['group-rows'], 'group-rows') ?? DEFAULT_GROUP_ROWS;
   const tileMs = msOption(args['npu-tile-ms'], 'npu-tile-ms');
-  if (args.npu !== undefined && tileMs !== undefined) throw usage('give the NPU cost one way: --npu CAPTURE or --npu-tile-ms X, not both');
+  if (args.npu !== undefined && tileMs !== undefined) throw usageError('give the NPU cost one way: --npu CAPTURE or --npu-tile-ms X, not both');
   const factors = npuFactors(list(args['npu-stage']));
   const patterns = stagePatterns(list(args.stage));
   const given = durationOption(args.handoff, 'handoff');
@@ -268,7 +246,7 @@ export async function gather(args: Args): Promise<Gathered> {
   }
   const npuTiles = npu === null ? [] : npu.kernels.filter((k) => k.shape !== null);
   if (npu !== null && npuTiles.length === 0) {
-    throw usage(`--npu ${args.npu}: no kernel name carries an MxNxK GEMM shape, so its tiles cannot be matched to the model's GEMMs; narrow --npu-kernel to the GEMM tiles, or give the tile time with --npu-tile-ms X (--npu-tile-shape NxK)`);
+    throw usageError(`--npu ${args.npu}: no kernel name carries an MxNxK GEMM shape, so its tiles cannot be matched to the model's GEMMs; narrow --npu-kernel to the GEMM tiles, or give the tile time with --npu-tile-ms X (--npu-tile-shape NxK)`);
   }
   const hasNpu = npu !== null || tileMs !== undefined;
   const engines = hasNpu ? [...ENGINES] : [ENGINES[0]];
@@ -618,8 +596,8 @@ export const scheduleCommand: CommandModule<object, Args> = {
       .option('json', { type: 'boolean', describe: 'same as --format json' }) as never,
   handler: async (args) => {
     const reps = args.bootstrap;
-    if (!(Number.isSafeInteger(reps) && reps >= 0)) throw usage(`--bootstrap ${reps}: write a whole number of replicates (0 turns the error bars off)`);
-    if (!Number.isSafeInteger(args.seed)) throw usage(`--seed ${args.seed}: write a whole number`);
+    if (!(Number.isSafeInteger(reps) && reps >= 0)) throw usageError(`--bootstrap ${reps}: write a whole number of replicates (0 turns the error bars off)`);
+    if (!Number.isSafeInteger(args.seed)) throw usageError(`--seed ${args.seed}: write a whole number`);
     const ex = exhaustiveOption(args.exhaustive);
     const g = await gather(args);
     const result = scheduleModel({
