@@ -18,26 +18,20 @@ import type { Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import { analyzerMessages } from './messages';
 import { planAnalysis } from './plan';
-import { planSources, whereLabel } from './selection';
+import { planSources, whereLabel, type SelectionOptions } from './selection';
 import { DURATION_STATS_SHAPE, MATCHED_KERNEL_SHAPE, SEGMENT_DURATION_SHAPE } from './shapes';
 import { durationStatsBySegmentSql, durationStatsSql, kernelGlobSql, matchedKernelsSql } from './sql/cost';
 import { sqlInt } from './sql/quote';
 import { selectionSql, type SelectionSpec } from './sql/selection';
 
 /** Options of {@link rowGroupCost}. */
-export interface CostOptions {
+export interface CostOptions extends SelectionOptions {
   /** Kernel name glob (case-sensitive; `*`, `?`, `[...]`). */
   readonly kernel: string;
   /** Rows one dispatch covers (the ubatch, e.g. 512). */
   readonly rowsPerDispatch: number;
   /** Rows of a group (default 256, the NPU tile). */
   readonly groupRows?: number | undefined;
-  /** `all` (default), `first`, `last`, `steady` or an index. */
-  readonly segment?: string | undefined;
-  readonly captureId?: number | undefined;
-  readonly device?: number | undefined;
-  /** Repetitions in the capture, when known. */
-  readonly reps?: number | undefined;
   /** Weight parameters of the model (for the FLOP reading). */
   readonly params?: number | undefined;
   /** Tokens (rows) of one prefill (for the FLOP reading). */

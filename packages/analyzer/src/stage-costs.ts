@@ -32,7 +32,7 @@
 import type { Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import { gemmShapeFromName } from './cost';
-import { planSources, whereLabel, withSegments, type DevicePlan } from './selection';
+import { planSources, whereLabel, withSegments, type DevicePlan, type SelectionOptions } from './selection';
 import { resolveSegments, type Segment } from './segments';
 import { kernelGlobSql } from './sql/cost';
 import { selectionSql } from './sql/selection';
@@ -88,13 +88,8 @@ const RX = {
   gemm: /matmul|gemm|mmt|mul_mat|linear/i,
 };
 
-/** Options of {@link stageSamples}. */
-export interface StageSampleOptions {
-  readonly captureId?: number | undefined;
-  readonly device?: number | undefined;
-  /** all | first | last | steady | N; default steady when the capture repeats, else all (with a note). */
-  readonly segment?: string | undefined;
-  readonly reps?: number | undefined;
+/** Options of {@link stageSamples}; `segment` defaults to steady when the capture repeats, else all (with a note). */
+export interface StageSampleOptions extends SelectionOptions {
   /** Rows one dispatch covers (the ubatch); default: the M of the GEMM kernels' names. */
   readonly rowsPerDispatch?: number | undefined;
   readonly layers?: number | undefined;
@@ -525,11 +520,7 @@ export async function stageSamples(store: Store, opts: StageSampleOptions = {}):
 }
 
 /** Options of {@link kernelSamples}. */
-export interface KernelSampleOptions {
-  readonly captureId?: number | undefined;
-  readonly device?: number | undefined;
-  readonly segment?: string | undefined;
-  readonly reps?: number | undefined;
+export interface KernelSampleOptions extends SelectionOptions {
   /** Kernel glob (default `*`). */
   readonly kernel?: string | undefined;
   /** Device kind to prefer when the input holds several (default npu). */
