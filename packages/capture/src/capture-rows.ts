@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DeviceKind, Store } from '@tickwise/store';
-import type { Diagnostic } from './ireeperf-jsonl';
+import type { Diagnostic } from './readers/ireeperf-jsonl';
 
 /**
  * The rows every reader writes besides its events: the `captures` row, the

@@ -1,14 +1,14 @@
 import { stat } from 'node:fs/promises';
 import { TickwiseError } from '@tickwise/time';
 import type { Store } from '@tickwise/store';
-import { importIreeperfJsonl, type ImportOptions, type ImportResult } from './ireeperf-jsonl';
+import { importIreeperfJsonl, type ImportOptions, type ImportResult } from './readers/ireeperf-jsonl';
 import { openSource, type SourceFile } from './source-file';
 import { importRecorderDir, sniffRecorderDir } from './recorder-import';
-import { importRocprofCsv, importRocprofJson, sniffRocprofCsv, sniffRocprofJson } from './rocprofv3';
-import { importRocpd, sniffRocpd } from './rocpd';
-import { importChromeTrace, sniffChromeTrace } from './chrome-trace';
-import { importHeteroMosaic, sniffHeteroMosaic } from './heteromosaic-jsonl';
-import { importHrxDeviceProfile, sniffHrxDeviceProfile } from './hrx-device-profile';
+import { importRocprofCsv, importRocprofJson, sniffRocprofCsv, sniffRocprofJson } from './readers/rocprofv3';
+import { importRocpd, sniffRocpd } from './readers/rocpd';
+import { importChromeTrace, sniffChromeTrace } from './readers/chrome-trace';
+import { importHeteroMosaic, sniffHeteroMosaic } from './readers/heteromosaic-jsonl';
+import { importHrxDeviceProfile, sniffHrxDeviceProfile } from './readers/hrx-device-profile';
 
 /** A capture reader: puts one source into the store. */
 export type Reader = (store: Store, src: SourceFile, opts: ImportOptions) => Promise<ImportResult>;

@@ -4,7 +4,7 @@ import { createGunzip } from 'node:zlib';
 import { TickwiseError } from '@tickwise/time';
 import { traceMessages } from './trace-messages';
 import type { SourceFile } from './source-file';
-import type { Diagnostic } from './ireeperf-jsonl';
+import type { Diagnostic } from './readers/ireeperf-jsonl';
 
 /**
  * Where records sit in a JSON document: a path of object keys and `[]` (an

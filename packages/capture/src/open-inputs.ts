@@ -2,7 +2,7 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import { Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import { importInput } from './formats';
-import type { ImportOptions, ImportResult } from './ireeperf-jsonl';
+import type { ImportOptions, ImportResult } from './readers/ireeperf-jsonl';
 
 /**
  * True when a path names a tickwise store rather than a capture. A `.db`

@@ -19,7 +19,7 @@ export function isTraceClock(x: string): x is TraceClock {
   return Object.hasOwn(TraceClock, x);
 }
 
-declare module './ireeperf-jsonl' {
+declare module './readers/ireeperf-jsonl' {
   interface ImportOptions {
     /**
      * CLOCK_BOOTTIME minus CLOCK_MONOTONIC on the capturing host, in ns (the

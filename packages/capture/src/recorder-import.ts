@@ -5,8 +5,8 @@ import { readFile } from 'node:fs/promises';
 import type { Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import { insertCapture } from './capture-rows';
-import type { ImportOptions, ImportResult } from './ireeperf-jsonl';
-import { readRecorderDir, recorderProcessDirs, type RecorderCapture } from './recorder-dir';
+import type { ImportOptions, ImportResult } from './readers/ireeperf-jsonl';
+import { readRecorderDir, recorderProcessDirs, type RecorderCapture } from './readers/recorder-dir';
 import type { SourceFile } from './source-file';
 import { storeConditions, type ConditionRow } from './conditions';
 

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { crc32, readRecorderDir, type RecorderCapture, type RecorderDispatchRow } from '../src/recorder-dir';
+import { crc32, readRecorderDir, type RecorderCapture, type RecorderDispatchRow } from '../src/readers/recorder-dir';
 import { ROOT, tmp } from './helpers';
 
 // The real H200 capture of captures/h200 (the recorder's cuda backend, CUPTI

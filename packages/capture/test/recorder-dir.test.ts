@@ -3,7 +3,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, tr
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { tickToNs } from '@tickwise/time';
-import { readRecorderDir, RECORDER_NPU_DEVICE } from '../src/recorder-dir';
+import { readRecorderDir, RECORDER_NPU_DEVICE } from '../src/readers/recorder-dir';
 import { ROOT, tmp } from './helpers';
 
 // Real native recorder under its fake drivers (native/): built here with

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QueryError, type DeviceKind, type Severity, type Store } from '@tickwise/store';
 import { FIT_DEN, TickwiseError, fitClock, mapFromFrequency, type ClockFit, type ClockSample } from '@tickwise/time';
-import { captureMessages } from './messages';
-import { sanitizeJsonl } from './jsonl-sanitize';
-import { sha256File, type SourceFile } from './source-file';
+import { captureMessages } from '../messages';
+import { sanitizeJsonl } from '../jsonl-sanitize';
+import { sha256File, type SourceFile } from '../source-file';
 
 /** ireeperf-jsonl schema versions this reader understands. */
 export const IREEPERF_SCHEMA_VERSIONS = [15] as const;

@@ -4,11 +4,11 @@ import { FIT_DEN, TickwiseError, mapFromFrequency } from '@tickwise/time';
 import type { Diagnostic, ImportOptions, ImportResult } from './ireeperf-jsonl';
 import {
   baseName, cleanDuckdbMessage, deviceKindFromText, duckdbLine, insertAssumption, insertCapture, insertDevice, insertDiagnostics, sqlString, withTempDir,
-} from './capture-rows';
-import { scanJsonRecords, sourceLineOf, type JsonPath } from './json-records';
-import { sha256File, type SourceFile } from './source-file';
-import { traceMessages } from './trace-messages';
-import './reader-options';
+} from '../capture-rows';
+import { scanJsonRecords, sourceLineOf, type JsonPath } from '../json-records';
+import { sha256File, type SourceFile } from '../source-file';
+import { traceMessages } from '../trace-messages';
+import '../reader-options';
 
 /**
  * The hrx runtime's `DeviceProfile` JSON: one device's execution intervals

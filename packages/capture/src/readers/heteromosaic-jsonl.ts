@@ -4,11 +4,11 @@ import { NS_PER, TickwiseError, decimalToNs } from '@tickwise/time';
 import type { Diagnostic, ImportOptions, ImportResult } from './ireeperf-jsonl';
 import {
   baseName, cleanDuckdbMessage, duckdbLine, insertAssumption, insertCapture, insertDevice, insertDiagnostics, sourceJsonSql, sqlString, withTempDir,
-} from './capture-rows';
-import { scanJsonRecords, sourceLineOf } from './json-records';
-import { sha256File, type SourceFile } from './source-file';
-import { traceMessages } from './trace-messages';
-import './reader-options';
+} from '../capture-rows';
+import { scanJsonRecords, sourceLineOf } from '../json-records';
+import { sha256File, type SourceFile } from '../source-file';
+import { traceMessages } from '../trace-messages';
+import '../reader-options';
 
 /**
  * HeteroMosaic-style trace JSON lines: one object per executed stage of a

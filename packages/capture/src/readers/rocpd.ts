@@ -3,8 +3,8 @@ import type { Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import type { Diagnostic, ImportOptions, ImportResult } from './ireeperf-jsonl';
 import { createRocprofStaging, dropRocprofStaging, loadRocprofStaged } from './rocprofv3';
-import { sha256File, type SourceFile } from './source-file';
-import { traceMessages } from './trace-messages';
+import { sha256File, type SourceFile } from '../source-file';
+import { traceMessages } from '../trace-messages';
 
 /**
  * rocprofv3's default output since ROCm 7: the rocpd SQLite database

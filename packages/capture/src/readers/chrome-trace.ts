@@ -5,11 +5,11 @@ import type { Diagnostic, ImportOptions, ImportResult } from './ireeperf-jsonl';
 import {
   baseName, cleanDuckdbMessage, duckdbLine, insertAssumption, insertCapture, insertCondition, insertDevice, insertDiagnostics, sourceJsonSql, sqlString,
   withTempDir,
-} from './capture-rows';
-import { scanJsonRecords, sourceLineOf } from './json-records';
-import { sha256File, type SourceFile } from './source-file';
-import { traceMessages } from './trace-messages';
-import './reader-options';
+} from '../capture-rows';
+import { scanJsonRecords, sourceLineOf } from '../json-records';
+import { sha256File, type SourceFile } from '../source-file';
+import { traceMessages } from '../trace-messages';
+import '../reader-options';
 
 /**
  * Chrome trace JSON (the Trace Event Format: Perfetto's JSON, chrome://tracing,

@@ -5,11 +5,11 @@ import type { Diagnostic, ImportOptions, ImportResult } from './ireeperf-jsonl';
 import {
   baseName, cleanDuckdbMessage, duckdbCompression, duckdbLine, insertAssumption, insertCapture, insertCondition, insertDevice, insertDiagnostics,
   sqlString, withTempDir,
-} from './capture-rows';
-import { scanJsonRecords, sourceLineOf } from './json-records';
-import { sha256File, type SourceFile } from './source-file';
-import { traceMessages } from './trace-messages';
-import './reader-options';
+} from '../capture-rows';
+import { scanJsonRecords, sourceLineOf } from '../json-records';
+import { sha256File, type SourceFile } from '../source-file';
+import { traceMessages } from '../trace-messages';
+import '../reader-options';
 
 /**
  * rocprofv3 (ROCm's rocprofiler-sdk tool) kernel traces: the
