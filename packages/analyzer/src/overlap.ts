@@ -5,7 +5,8 @@
  * planAnalysis --> per device: overlapDeviceSql (one window pass + the few overlapping rows)
  *              --> per pair of devices on one shared host timeline, inside the window W
  *                  where both have dispatches: overlap = busy_a(W) + busy_b(W) - busy(a u b)(W)
- *                  pairs on different timelines are refused, never guessed
+ *                  pairs on different clocks are refused, never guessed (devices of one
+ *                  capture on one clock domain always compare)
  * ```
  */
 import { checkRows, type Store } from '@tickwise/store';
@@ -67,6 +68,20 @@ function fraction(a: bigint, b: bigint): number | null {
 }
 
 /**
+ * Two devices' times compare when they are on one clock: devices of one
+ * capture on the same clock domain always do (one file, one clock: a host
+ * clock of its own, such as Kineto's, included); devices of different
+ * captures only on a shared host clock of the same capture timeline. A
+ * relative timeline of one device's own (ticks scaled from 0) compares with
+ * nothing else.
+ */
+export function comparable(a: DevicePlan, b: DevicePlan): boolean {
+  if (a.clock_domain !== b.clock_domain) return false;
+  if (a.capture_id === b.capture_id) return true;
+  return isSharedDomain(a.clock_domain) && a.capture_timeline === b.capture_timeline;
+}
+
+/**
  * Within each device: time with two or more dispatches in flight, and with
  * dispatches of different submissions in flight, as ns and share of busy
  * time. Across every pair of selected devices: the time both are busy.
@@ -79,7 +94,7 @@ export async function overlap(store: Store, opts: SelectionOptions = {}): Promis
     for (let j = i + 1; j < active.length; j++) {
       const a = active[i]!;
       const b = active[j]!;
-      if (a.clock_domain !== b.clock_domain || !isSharedDomain(a.clock_domain) || a.capture_timeline !== b.capture_timeline) {
+      if (!comparable(a, b)) {
         const dom = (d: DevicePlan) => (isSharedDomain(d.clock_domain) ? `${d.clock_domain} (capture timeline '${d.capture_timeline}')` : d.clock_domain);
         throw new TickwiseError('incomparable-timelines', analyzerMessages.incomparableTimelines(whereLabel(a), dom(a), whereLabel(b), dom(b)));
       }
