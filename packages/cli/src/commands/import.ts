@@ -4,7 +4,7 @@ import { importInput, importWallRefs, provenanceOf, startConditionSampling, stor
 import { withAtomicStore } from '@tickwise/store';
 import { installViews } from '@tickwise/analyzer';
 import { TickwiseError } from '@tickwise/time';
-import { importOptions, withClockOptions, withJson, type InputArgs } from '../options';
+import { durationOption, importOptions, withClockOptions, withJson, type InputArgs } from '../options';
 import { formatJson, log, out } from '../output';
 import { importProgress } from '../progress';
 import { loaderEnv } from './provenance';
@@ -17,6 +17,7 @@ interface Args extends InputArgs {
   env?: string[];
   marker?: string[];
   'conditions-from-host'?: boolean;
+  'lock-wait'?: string;
 }
 
 /** A repeatable string option's value(s) as a list. */
@@ -42,6 +43,7 @@ export const importCommand: CommandModule<object, Args> = {
         // repeated flags, not `array: true`: an array option would swallow the inputs after it
         .option('env', { type: 'string', requiresArg: true, coerce: toList, describe: 'with --provenance-of: the loader environment the program ran with, K=V (LD_LIBRARY_PATH, LD_PRELOAD)' })
         .option('marker', { type: 'string', requiresArg: true, coerce: toList, describe: 'with --provenance-of: count this string in every library (a kernel-generation tag)' })
+        .option('lock-wait', { type: 'string', requiresArg: true, default: '300s', describe: 'how long to wait while another tickwise process writes the same store (a <duration>: 0s fails at once)' })
         .option('conditions-from-host', { type: 'boolean', describe: 'attach this host\'s conditions (load, temperatures, clocks, driver versions, kernel-log errors, allowlisted env) sampled during the import to each capture' }),
     )) as never,
   handler: async (args) => {
@@ -77,6 +79,9 @@ export const importCommand: CommandModule<object, Args> = {
       // the analyses as views in the file, for `tickwise sql` and any DuckDB client
       await installViews(store, { temporary: false });
       return done;
+    }, {
+      lock_wait_ms: Number(durationOption(args['lock-wait'], 'lock-wait') ?? 0n) / 1e6,
+      on_lock_wait: (pid) => log(`waiting for the store: another tickwise process${pid !== null ? ` (pid ${pid})` : ''} is writing ${args.db}`),
     });
     if (args.json) {
       out(formatJson({ db: args.db, imported: results }));
