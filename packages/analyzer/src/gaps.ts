@@ -13,8 +13,9 @@ import { ns, type Ns } from '@tickwise/time';
 import { planAnalysis } from './plan';
 import type { DevicePlan, SelectionOptions } from './selection';
 import { BETWEEN_BUCKET_ROW_SHAPE, GAP_BUCKET_ROW_SHAPE, GAP_ROW_SHAPE, QUEUE_SHAPE, SEGMENT_SPAN_SHAPE } from './shapes';
-import { betweenBucketsSql, gapBucketsSql, gapListSql, segmentSpansSql } from './sql/gaps';
-import { selectionSql, type Scope } from './sql/selection';
+import { betweenBucketsSql, gapBucketsSql, gapListSql, idleBreakdownSql, segmentSpansSql } from './sql/gaps';
+import { type Scope } from './sql/selection';
+import { correlatedWorkSql, DEFAULT_WORK, hostWorkCountSql, WorkSet, workRowsSql } from './sql/work';
 
 /** Default `--min-gap`: 200 us. */
 export const DEFAULT_GAP_THRESHOLD_NS: Ns = ns(200_000n);
@@ -30,6 +31,51 @@ export interface GapsOptions extends SelectionOptions {
   readonly thresholdNs?: Ns | bigint | undefined;
   /** Always class gaps by submission spans (the general method; for tests). */
   readonly classifyBySpans?: boolean | undefined;
+  /** Which device work counts as busy (default kernels). */
+  readonly work?: WorkSet | undefined;
+  /** Idle intervals shorter than this, launched in time, are kernel waits (default 30 ns, HTA's). */
+  readonly kernelWaitNs?: bigint | undefined;
+}
+
+/** HTA's `consecutive_kernel_delay` default: 30 ns. */
+export const DEFAULT_KERNEL_WAIT_NS = 30n;
+
+/** Idle of one class of {@link IdleBreakdown}. */
+export interface IdleClass {
+  /** Gaps (> 0) of this class. */
+  readonly gaps: number;
+  readonly idle_ns: bigint;
+  /** Every interval of this class summed, zero and negative ones too (HTA's sum). */
+  readonly interval_ns: bigint;
+}
+
+/**
+ * Idle on a queue (stream) by what the next row waited for (HTA's idle-time
+ * breakdown): host wait (its launch call came after the previous row on the
+ * queue ended), kernel wait (launched in time, gap under the kernel-wait
+ * threshold), other. Device-wide scopes sum their queues' breakdowns.
+ */
+export interface IdleBreakdown {
+  readonly host_wait: IdleClass;
+  readonly kernel_wait: IdleClass;
+  readonly other: IdleClass;
+  /** Rows after a predecessor on their queue that have a launch call (correlation). */
+  readonly linked: number;
+  readonly rows: number;
+  readonly kernel_wait_threshold_ns: bigint;
+}
+
+const BREAKDOWN_ROW_SHAPE = { queue: 'number?', class: 'string', gaps: 'number', idle_ns: 'bigint', interval_ns: 'bigint', linked: 'number', rows: 'number' } as const;
+type BreakdownRow = { queue: number | null; class: string; gaps: number; idle_ns: bigint; interval_ns: bigint; linked: number; rows: number };
+
+function breakdownOf(rows: readonly BreakdownRow[], thresholdNs: bigint): IdleBreakdown | null {
+  const linked = rows.reduce((a, r) => a + r.linked, 0);
+  if (linked === 0) return null;
+  const cls = (c: string): IdleClass => {
+    const xs = rows.filter((r) => r.class === c);
+    return { gaps: xs.reduce((a, r) => a + r.gaps, 0), idle_ns: xs.reduce((a, r) => a + r.idle_ns, 0n), interval_ns: xs.reduce((a, r) => a + r.interval_ns, 0n) };
+  };
+  return { host_wait: cls('host_wait'), kernel_wait: cls('kernel_wait'), other: cls('other'), linked, rows: rows.reduce((a, r) => a + r.rows, 0), kernel_wait_threshold_ns: thresholdNs };
 }
 
 /** Gaps of one class (between submissions, or within one). */
@@ -78,12 +124,22 @@ export interface GapScope {
   readonly gap_classification: GapClassification;
   /** Dispatches with no submission id (each counted as its own submission). */
   readonly dispatches_without_submission: number;
+  /** False when no row carries a submission id: the between/within classes say nothing then. */
+  readonly has_submissions: boolean;
+  /** Idle by launch correlation (null: the source links no row to a launch call). */
+  readonly idle_breakdown: IdleBreakdown | null;
   readonly histogram: readonly GapBucket[];
 }
 
 /** Result of {@link gaps}. */
 export interface GapsResult {
   readonly threshold_ns: bigint;
+  /** The device work counted as busy, and what that means. */
+  readonly work: WorkSet;
+  readonly work_meaning: string;
+  readonly work_default: WorkSet;
+  /** Copies/memsets of the selected devices that `work = kernels` leaves out. */
+  readonly work_left_out: { readonly rows: number; readonly sum_dur_ns: bigint };
   readonly scopes: readonly GapScope[];
   readonly threshold_rule: string;
   readonly histogram_buckets: string;
@@ -114,6 +170,7 @@ async function scopeGaps(
   queue: number | null,
   singleQueue: boolean,
   forceSpans: boolean,
+  breakdown: IdleBreakdown | null,
 ): Promise<GapScope> {
   const rows = await store.query(GAP_BUCKET_ROW_SHAPE, gapBucketsSql(selection, threshold));
   const spans = await store.query(SEGMENT_SPAN_SHAPE, segmentSpansSql(selection));
@@ -156,6 +213,8 @@ async function scopeGaps(
     within_submission: { count: gapCount - bc.count, idle_ns: idle - bc.idle, over_threshold_count: overCount - bc.over, over_threshold_idle_ns: overIdle - bc.overIdle },
     gap_classification: classification,
     dispatches_without_submission: count(rows.map((r) => r.no_sub)),
+    has_submissions: count(rows.map((r) => r.no_sub)) < count(spans.map((s) => s.dispatches)),
+    idle_breakdown: breakdown,
     histogram: buckets.map((h) => {
       const bt = between.get(h.bucket!)?.between_count ?? 0;
       return {
@@ -178,15 +237,20 @@ async function scopeGaps(
  */
 export async function gaps(store: Store, opts: GapsOptions = {}): Promise<GapsResult> {
   const threshold = opts.thresholdNs ?? DEFAULT_GAP_THRESHOLD_NS;
+  const work = opts.work ?? DEFAULT_WORK;
+  const kernelWait = opts.kernelWaitNs ?? DEFAULT_KERNEL_WAIT_NS;
   const plan = await planAnalysis(store, opts);
   const scopes: GapScope[] = [];
+  const leftOut = (await store.query({ n: 'number', sum_dur_ns: 'bigint' }, hostWorkCountSql(plan.spec)))[0]!;
   for (const dev of plan.devices) {
     const deviceScope: Scope = { capture_id: dev.capture_id, device: dev.device, queue: null };
-    const queues = await store.query(QUEUE_SHAPE, `SELECT capture_id, device, queue, count(*)::BIGINT AS dispatches FROM (${selectionSql(plan.spec, deviceScope)}) GROUP BY ALL ORDER BY queue`);
+    const sel = (sc: Scope) => workRowsSql(plan.spec, sc, work);
+    const queues = await store.query(QUEUE_SHAPE, `SELECT capture_id, device, queue, count(*)::BIGINT AS dispatches FROM (${sel(deviceScope)}) GROUP BY ALL ORDER BY queue`);
     const named = queues.filter((q) => q.queue !== null);
     const single = queues.length <= 1;
     const spans = opts.classifyBySpans === true;
-    const wide = await scopeGaps(store, selectionSql(plan.spec, deviceScope), threshold, dev, null, single, spans);
+    const bd = (await store.query(BREAKDOWN_ROW_SHAPE, idleBreakdownSql(correlatedWorkSql(plan.spec, deviceScope, work), kernelWait))) as BreakdownRow[];
+    const wide = await scopeGaps(store, sel(deviceScope), threshold, dev, null, single, spans, breakdownOf(bd, kernelWait));
     scopes.push(wide);
     if (named.length === 1 && single) {
       scopes.push({ ...wide, queue: named[0]!.queue });
@@ -194,11 +258,15 @@ export async function gaps(store: Store, opts: GapsOptions = {}): Promise<GapsRe
     }
     for (const q of named) {
       const scope: Scope = { ...deviceScope, queue: q.queue };
-      scopes.push(await scopeGaps(store, selectionSql(plan.spec, scope), threshold, dev, q.queue, true, spans));
+      scopes.push(await scopeGaps(store, sel(scope), threshold, dev, q.queue, true, spans, breakdownOf(bd.filter((r) => r.queue === q.queue), kernelWait)));
     }
   }
   return {
     threshold_ns: threshold,
+    work,
+    work_meaning: WorkSet[work],
+    work_default: DEFAULT_WORK,
+    work_left_out: work === 'kernels' ? { rows: leftOut.n, sum_dur_ns: leftOut.sum_dur_ns } : { rows: 0, sum_dur_ns: 0n },
     scopes,
     threshold_rule: GAP_THRESHOLD_RULE,
     histogram_buckets: GAP_HISTOGRAM_BUCKETS,
@@ -219,11 +287,11 @@ export interface GapRow {
 }
 
 /** Every gap of every selected device (device-wide), in time order. */
-export async function gapList(store: Store, opts: SelectionOptions = {}): Promise<GapRow[]> {
+export async function gapList(store: Store, opts: SelectionOptions & { readonly work?: WorkSet | undefined } = {}): Promise<GapRow[]> {
   const plan = await planAnalysis(store, opts);
   const out: GapRow[] = [];
   for (const dev of plan.devices) {
-    const rows = await store.query(GAP_ROW_SHAPE, gapListSql(selectionSql(plan.spec, { capture_id: dev.capture_id, device: dev.device, queue: null })));
+    const rows = await store.query(GAP_ROW_SHAPE, gapListSql(workRowsSql(plan.spec, { capture_id: dev.capture_id, device: dev.device, queue: null }, opts.work ?? DEFAULT_WORK)));
     for (const r of rows) out.push({ capture_id: dev.capture_id, device: dev.device, ...r });
   }
   return out;

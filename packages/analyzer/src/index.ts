@@ -34,5 +34,6 @@ export * from './launch-shapes';
 export * from './launches';
 export * from './diff';
 export * from './sql/launches';
+export * from './sql/work';
 export * from './stage-costs';
 export * from './energy';

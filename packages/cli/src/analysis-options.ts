@@ -4,7 +4,7 @@
  * provenance header every human output starts with.
  */
 import type { Argv } from 'yargs';
-import { captureFacts, errorFindingsHeader, provenanceLines, type CaptureFacts, type SelectionOptions } from '@tickwise/analyzer';
+import { captureFacts, DEFAULT_WORK, errorFindingsHeader, isWorkSet, provenanceLines, WorkSet, type CaptureFacts, type SelectionOptions } from '@tickwise/analyzer';
 import type { Store } from '@tickwise/store';
 import { formatNs, TickwiseError } from '@tickwise/time';
 import { withInputs, withJson, type InputArgs } from './options';
@@ -28,6 +28,29 @@ export function withAnalysis<T>(y: Argv<T>): Argv<T & AnalysisArgs> {
       describe: 'all | first | last | steady (all but the first) | N (index as tickwise segments lists it, 0 = first)',
     })
     .option('reps', { type: 'number', describe: 'the capture holds this many repetitions (prefills); default: detected' }) as unknown as Argv<T & AnalysisArgs>;
+}
+
+/** `--work kernels|all`: which device work counts as busy. */
+export function withWork<T>(y: Argv<T>): Argv<T & { work?: string | undefined }> {
+  return y.option('work', {
+    type: 'string',
+    choices: ['kernels', 'all'],
+    describe: `busy = kernels only, or all device work (kernels + copies + memsets per queue/stream); default ${DEFAULT_WORK}`,
+  }) as unknown as Argv<T & { work?: string | undefined }>;
+}
+
+/** The `--work` value (default {@link DEFAULT_WORK}). */
+export function workOption(v: string | undefined): WorkSet {
+  if (v === undefined) return DEFAULT_WORK;
+  if (!isWorkSet(v)) throw new TickwiseError('usage', `--work: ${v} is not one of kernels, all`);
+  return v;
+}
+
+/** The line every gaps/overlap output states its work set with. */
+export function workLine(work: WorkSet, leftOut: { rows: number; sum_dur_ns: bigint } | null): string {
+  const dflt = work === DEFAULT_WORK ? ' (the default)' : '';
+  const note = leftOut && leftOut.rows > 0 ? `; ${leftOut.rows} copies/memsets (${formatNs(leftOut.sum_dur_ns)} summed) not counted: --work all counts them` : '';
+  return `work: ${work}${dflt}: ${WorkSet[work]}${note}`;
 }
 
 /** Selection options from parsed arguments. */

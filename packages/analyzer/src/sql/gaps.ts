@@ -109,3 +109,37 @@ export function gapListSql(selection: string): string {
   WHERE w.gap_ns > 0 AND w.prev_segment = w.segment
   ORDER BY w.start_ns`;
 }
+
+/**
+ * Idle gaps on each queue (stream) classed by what the next row waited for,
+ * as HTA's idle-time breakdown does, over a relation of `correlatedWorkSql`
+ * rows. Per queue (and segment), rows in start order; the gap before row j
+ * is `start_j - end_{j-1}` (the previous row on that queue):
+ * ```
+ * host wait   : launch_j > end_{j-1}            (launched after the queue drained: the host was late)
+ * kernel wait : not host wait and gap < delay   (back-to-back launch overhead)
+ * other       : the rest (launched in time, yet the queue idled: waits on other queues, events, syncs)
+ * ```
+ * Rows with no launch call are never host waits. One row per (queue,
+ * class): gaps (> 0), their idle, and `interval_ns` (every interval summed,
+ * negative and zero ones included, as HTA sums them); `linked` counts rows
+ * with a launch call.
+ */
+export function idleBreakdownSql(correlated: string, kernelWaitNs: bigint): string {
+  return `WITH w AS (
+    SELECT queue, segment, start_ns, launch_ns,
+      lag(end_ns) OVER (PARTITION BY queue, segment ORDER BY start_ns, end_ns) AS prev_end
+    FROM (${correlated})
+  ),
+  c AS (
+    SELECT queue, launch_ns, start_ns - prev_end AS interval_ns,
+      CASE WHEN launch_ns > prev_end THEN 'host_wait'
+           WHEN start_ns - prev_end < ${sqlBigint(kernelWaitNs)} THEN 'kernel_wait'
+           ELSE 'other' END AS class
+    FROM w WHERE prev_end IS NOT NULL
+  )
+  SELECT queue, class, count(*) FILTER (WHERE interval_ns > 0)::BIGINT AS gaps,
+    coalesce(sum(interval_ns) FILTER (WHERE interval_ns > 0), 0)::BIGINT AS idle_ns,
+    sum(interval_ns)::BIGINT AS interval_ns, count(launch_ns)::BIGINT AS linked, count(*)::BIGINT AS rows
+  FROM c GROUP BY ALL ORDER BY queue NULLS FIRST, class`;
+}

@@ -66,7 +66,8 @@ function sourcePredicate(s: DeviceSource): string {
   return `(capture_id = ${sqlInt(s.capture_id)} AND device = ${sqlInt(s.device)} AND time_source IN (${list(fam)}))`;
 }
 
-function segmentExpr(segments: readonly SegmentRange[] | null): string {
+/** The segment label of a row with `capture_id`, `device`, `start_ns` columns (0 without segmentation). */
+export function segmentExpr(segments: readonly SegmentRange[] | null): string {
   if (segments === null) return '0';
   if (segments.length === 0) return 'NULL::INTEGER';
   const whens = segments.map((g) => {

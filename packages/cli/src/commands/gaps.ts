@@ -1,16 +1,17 @@
 import type { CommandModule } from 'yargs';
 import { gaps, type GapScope } from '@tickwise/analyzer';
 import { formatNs } from '@tickwise/time';
-import { withAnalysis, selectionOptions, header, captures, dur, pct, excludedNote, type AnalysisArgs } from '../analysis-options';
+import { withAnalysis, withWork, workOption, workLine, selectionOptions, header, captures, dur, pct, excludedNote, type AnalysisArgs } from '../analysis-options';
 import { durationOption, withStore } from '../options';
 import { formatJson, formatTable, out } from '../output';
 
 interface Args extends AnalysisArgs {
   'min-gap'?: string;
+  work?: string;
 }
 
-function scopeRow(s: GapScope): Record<string, unknown> {
-  return {
+function scopeRow(s: GapScope, subs: boolean): Record<string, unknown> {
+  const row: Record<string, unknown> = {
     capture: s.capture_id,
     device: s.device,
     queue: s.queue === null ? 'all' : s.queue,
@@ -25,8 +26,25 @@ function scopeRow(s: GapScope): Record<string, unknown> {
     'over thr': s.gaps_over_threshold.count,
     'over thr idle': dur(s.gaps_over_threshold.idle_ns),
     'share of idle': pct(s.gaps_over_threshold.share_of_idle),
-    'between subs': `${s.between_submissions.count} / ${dur(s.between_submissions.idle_ns)}`,
-    'within sub': `${s.within_submission.count} / ${dur(s.within_submission.idle_ns)}`,
+  };
+  if (subs) {
+    row['between subs'] = `${s.between_submissions.count} / ${dur(s.between_submissions.idle_ns)}`;
+    row['within sub'] = `${s.within_submission.count} / ${dur(s.within_submission.idle_ns)}`;
+  }
+  return row;
+}
+
+function breakdownRow(s: GapScope): Record<string, unknown> | null {
+  const b = s.idle_breakdown;
+  if (b === null) return null;
+  const total = b.host_wait.idle_ns + b.kernel_wait.idle_ns + b.other.idle_ns;
+  const share = (x: bigint) => pct(total > 0n ? Number(x) / Number(total) : null);
+  return {
+    capture: s.capture_id, device: s.device, queue: s.queue === null ? 'all (sum of queues)' : s.queue,
+    'host wait': `${b.host_wait.gaps} / ${dur(b.host_wait.idle_ns)} (${share(b.host_wait.idle_ns)})`,
+    'kernel wait': `${b.kernel_wait.gaps} / ${dur(b.kernel_wait.idle_ns)}`,
+    other: `${b.other.gaps} / ${dur(b.other.idle_ns)} (${share(b.other.idle_ns)})`,
+    'linked to a launch': `${b.linked} of ${b.rows}`,
   };
 }
 
@@ -35,30 +53,41 @@ export const gapsCommand: CommandModule<object, Args> = {
   command: 'gaps <inputs..>',
   describe: 'busy (union of dispatches), idle and idle gaps per device and queue; gaps between submissions vs inside one',
   builder: (y) =>
-    withAnalysis(y).option('min-gap', {
+    withWork(withAnalysis(y)).option('min-gap', {
       type: 'string',
       describe: 'report gaps longer than this separately; needs a unit: 200us, 0.2ms, 200000ns (default 200us)',
     }) as never,
   handler: async (args) => {
     const thresholdNs = durationOption(args['min-gap'], 'min-gap');
+    const work = workOption(args.work);
     await withStore(args, async (store) => {
-      const r = await gaps(store, { ...selectionOptions(args), thresholdNs });
+      const r = await gaps(store, { ...selectionOptions(args), thresholdNs, work });
       const ids = r.scopes.map((s) => s.capture_id);
       if (args.json) {
         out(formatJson({ ...r, captures: await captures(store, ids) }));
         return;
       }
       const lines = [await header(store, ids)];
-      lines.push(`gaps: idle between busy blocks (busy = union of dispatches); threshold: longer than ${formatNs(r.threshold_ns)}; segment ${r.segment}`);
-      const rows = r.scopes.map(scopeRow);
+      lines.push(`gaps: idle between busy blocks (busy = union of the selected work); threshold: longer than ${formatNs(r.threshold_ns)}; segment ${r.segment}`);
+      lines.push(workLine(r.work, r.work_left_out));
+      const subs = r.scopes.some((s) => s.has_submissions);
+      const rows = r.scopes.map((s) => scopeRow(s, subs));
       lines.push(rows[0] ? formatTable(Object.keys(rows[0]), rows) : 'no timed dispatches selected');
       for (const s of r.scopes.filter((x) => x.queue === null && x.histogram.length > 0)) {
         lines.push(`\ngap lengths, capture ${s.capture_id} device ${s.device} (${r.histogram_buckets})`);
-        lines.push(formatTable(['from', 'to', 'gaps', 'idle', 'between subs', 'within sub'], s.histogram.map((h) => ({
+        const cols = subs ? ['from', 'to', 'gaps', 'idle', 'between subs', 'within sub'] : ['from', 'to', 'gaps', 'idle'];
+        lines.push(formatTable(cols, s.histogram.map((h) => ({
           from: dur(h.lo_ns), to: dur(h.hi_ns), gaps: h.count, idle: dur(h.idle_ns), 'between subs': h.between_submissions_count, 'within sub': h.within_submission_count,
         }))));
       }
-      lines.push('\nbetween subs: no submission has dispatches on both sides (the device waited for the host); within sub: a dependency bubble inside a submission');
+      const bd = r.scopes.map(breakdownRow).filter((x): x is Record<string, unknown> => x !== null);
+      if (bd.length > 0) {
+        lines.push(`\nidle by launch (per queue/stream, previous row on the same queue; HTA's idle-time breakdown): gaps / idle (share of the queues' idle)`);
+        lines.push(formatTable(Object.keys(bd[0]!), bd));
+        lines.push(`host wait: the launch call came after the previous row on its queue ended (the host was late); kernel wait: launched in time, gap under ${formatNs(r.scopes.find((s) => s.idle_breakdown)!.idle_breakdown!.kernel_wait_threshold_ns)}; other: launched in time, the queue still idled (waits on other queues, events, syncs)`);
+      }
+      if (subs) lines.push('\nbetween subs: no submission has dispatches on both sides (the device waited for the host); within sub: a dependency bubble inside a submission');
+      else lines.push('\nno submissions in these captures: gaps are not classed by submission');
       out(lines.join('\n') + excludedNote(r.excluded_dispatches));
     });
   },
