@@ -63,19 +63,29 @@ export interface IdleBreakdown {
   readonly linked: number;
   readonly rows: number;
   readonly kernel_wait_threshold_ns: bigint;
+  /**
+   * The same classes as HTA gives them: HTA links a row to runtime launch
+   * calls only (not driver calls such as cuLaunchKernelEx), so rows launched
+   * by a driver call are never host waits there.
+   */
+  readonly hta: { readonly host_wait: IdleClass; readonly kernel_wait: IdleClass; readonly other: IdleClass };
+  /** Rows linked to a driver launch call (cuLaunchKernelEx...), which HTA misses. */
+  readonly driver_linked: number;
 }
 
-const BREAKDOWN_ROW_SHAPE = { queue: 'number?', class: 'string', gaps: 'number', idle_ns: 'bigint', interval_ns: 'bigint', linked: 'number', rows: 'number' } as const;
-type BreakdownRow = { queue: number | null; class: string; gaps: number; idle_ns: bigint; interval_ns: bigint; linked: number; rows: number };
+const BREAKDOWN_ROW_SHAPE = { queue: 'number?', class: 'string', hta_class: 'string', driver: 'number', gaps: 'number', idle_ns: 'bigint', interval_ns: 'bigint', linked: 'number', rows: 'number' } as const;
+type BreakdownRow = { queue: number | null; class: string; hta_class: string; driver: number; gaps: number; idle_ns: bigint; interval_ns: bigint; linked: number; rows: number };
 
 function breakdownOf(rows: readonly BreakdownRow[], thresholdNs: bigint): IdleBreakdown | null {
   const linked = rows.reduce((a, r) => a + r.linked, 0);
   if (linked === 0) return null;
-  const cls = (c: string): IdleClass => {
-    const xs = rows.filter((r) => r.class === c);
+  const cls = (c: string, key: 'class' | 'hta_class' = 'class'): IdleClass => {
+    const xs = rows.filter((r) => r[key] === c);
     return { gaps: xs.reduce((a, r) => a + r.gaps, 0), idle_ns: xs.reduce((a, r) => a + r.idle_ns, 0n), interval_ns: xs.reduce((a, r) => a + r.interval_ns, 0n) };
   };
-  return { host_wait: cls('host_wait'), kernel_wait: cls('kernel_wait'), other: cls('other'), linked, rows: rows.reduce((a, r) => a + r.rows, 0), kernel_wait_threshold_ns: thresholdNs };
+  return { host_wait: cls('host_wait'), kernel_wait: cls('kernel_wait'), other: cls('other'), linked, rows: rows.reduce((a, r) => a + r.rows, 0), kernel_wait_threshold_ns: thresholdNs,
+    hta: { host_wait: cls('host_wait', 'hta_class'), kernel_wait: cls('kernel_wait', 'hta_class'), other: cls('other', 'hta_class') },
+    driver_linked: rows.reduce((a, r) => a + r.driver, 0) };
 }
 
 /** Gaps of one class (between submissions, or within one). */

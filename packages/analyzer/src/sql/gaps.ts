@@ -121,25 +121,32 @@ export function gapListSql(selection: string): string {
  * other       : the rest (launched in time, yet the queue idled: waits on other queues, events, syncs)
  * ```
  * Rows with no launch call are never host waits. One row per (queue,
- * class): gaps (> 0), their idle, and `interval_ns` (every interval summed,
- * negative and zero ones included, as HTA sums them); `linked` counts rows
- * with a launch call.
+ * class, hta_class): gaps (> 0), their idle, and `interval_ns` (every
+ * interval summed, negative and zero ones included, as HTA sums them);
+ * `linked` counts rows with a launch call. `hta_class` is the class HTA
+ * itself gives: it links runtime calls only, so a row launched by a driver
+ * call (`launch_op = 'cuda_driver'`: cuLaunchKernelEx, cuLaunchKernel) has
+ * no launch time there.
  */
 export function idleBreakdownSql(correlated: string, kernelWaitNs: bigint): string {
   return `WITH w AS (
-    SELECT queue, segment, start_ns, launch_ns,
+    SELECT queue, segment, start_ns, launch_ns, launch_op,
       lag(end_ns) OVER (PARTITION BY queue, segment ORDER BY start_ns, end_ns) AS prev_end
     FROM (${correlated})
   ),
   c AS (
-    SELECT queue, launch_ns, start_ns - prev_end AS interval_ns,
+    SELECT queue, launch_ns, launch_op, start_ns - prev_end AS interval_ns,
       CASE WHEN launch_ns > prev_end THEN 'host_wait'
            WHEN start_ns - prev_end < ${sqlBigint(kernelWaitNs)} THEN 'kernel_wait'
-           ELSE 'other' END AS class
+           ELSE 'other' END AS class,
+      CASE WHEN launch_ns > prev_end AND launch_op IS DISTINCT FROM 'cuda_driver' THEN 'host_wait'
+           WHEN start_ns - prev_end < ${sqlBigint(kernelWaitNs)} THEN 'kernel_wait'
+           ELSE 'other' END AS hta_class
     FROM w WHERE prev_end IS NOT NULL
   )
-  SELECT queue, class, count(*) FILTER (WHERE interval_ns > 0)::BIGINT AS gaps,
+  SELECT queue, class, hta_class, count(*) FILTER (WHERE interval_ns > 0)::BIGINT AS gaps,
     coalesce(sum(interval_ns) FILTER (WHERE interval_ns > 0), 0)::BIGINT AS idle_ns,
-    sum(interval_ns)::BIGINT AS interval_ns, count(launch_ns)::BIGINT AS linked, count(*)::BIGINT AS rows
-  FROM c GROUP BY ALL ORDER BY queue NULLS FIRST, class`;
+    sum(interval_ns)::BIGINT AS interval_ns, count(launch_ns)::BIGINT AS linked, count(*) FILTER (WHERE launch_op = 'cuda_driver')::BIGINT AS driver,
+    count(*)::BIGINT AS rows
+  FROM c GROUP BY ALL ORDER BY queue NULLS FIRST, class, hta_class`;
 }

@@ -84,6 +84,10 @@ export const gapsCommand: CommandModule<object, Args> = {
       if (bd.length > 0) {
         lines.push(`\nidle by launch (per queue/stream, previous row on the same queue; HTA's idle-time breakdown): gaps / idle (share of the queues' idle)`);
         lines.push(formatTable(Object.keys(bd[0]!), bd));
+        for (const s of r.scopes.filter((x) => x.queue === null && x.idle_breakdown && x.idle_breakdown.driver_linked > 0)) {
+          const h = s.idle_breakdown!.hta;
+          lines.push(`capture ${s.capture_id} device ${s.device}: ${s.idle_breakdown!.driver_linked} rows were launched by driver calls (cuLaunchKernelEx...), counted here; HTA links runtime calls only and gives host wait ${dur(h.host_wait.idle_ns)}, kernel wait ${dur(h.kernel_wait.idle_ns)}, other ${dur(h.other.idle_ns)}`);
+        }
         lines.push(`host wait: the launch call came after the previous row on its queue ended (the host was late); kernel wait: launched in time, gap under ${formatNs(r.scopes.find((s) => s.idle_breakdown)!.idle_breakdown!.kernel_wait_threshold_ns)}; other: launched in time, the queue still idled (waits on other queues, events, syncs)`);
       }
       if (subs) lines.push('\nbetween subs: no submission has dispatches on both sides (the device waited for the host); within sub: a dependency bubble inside a submission');
