@@ -16,7 +16,7 @@ import { planAnalysis } from './plan';
 import { isSharedDomain, whereLabel, type DevicePlan, type SelectionOptions } from './selection';
 import { OVERLAP_DEVICE_SHAPE, PAIR_UNION_SHAPE, SPAN_SHAPE } from './shapes';
 import { overlapDeviceSql, pairUnionSql, selectionSpanSql, type TimeWindow } from './sql/overlap';
-import { selectionSql } from './sql/selection';
+import { DEFAULT_WORK, hostWorkCountSql, WorkSet, workRowsSql } from './sql/work';
 
 /** Overlap inside one device. */
 export interface DeviceOverlap {
@@ -55,8 +55,20 @@ export interface DevicePairOverlap {
   readonly clock_domain: string;
 }
 
+/** Options of {@link overlap}. */
+export interface OverlapOptions extends SelectionOptions {
+  /** Which device work counts as busy (default kernels). */
+  readonly work?: WorkSet | undefined;
+}
+
 /** Result of {@link overlap}. */
 export interface OverlapResult {
+  /** The device work counted as busy, and what that means. */
+  readonly work: WorkSet;
+  readonly work_meaning: string;
+  readonly work_default: WorkSet;
+  /** Copies/memsets of the selected devices that `work = kernels` leaves out. */
+  readonly work_left_out: { readonly rows: number; readonly sum_dur_ns: bigint };
   readonly devices: readonly DeviceOverlap[];
   readonly device_pairs: readonly DevicePairOverlap[];
   readonly segment: string;
@@ -87,8 +99,9 @@ export function comparable(a: DevicePlan, b: DevicePlan): boolean {
  * time. Across every pair of selected devices: the time both are busy.
  * Refuses (exit 2) pairs whose times are on different clocks.
  */
-export async function overlap(store: Store, opts: SelectionOptions = {}): Promise<OverlapResult> {
+export async function overlap(store: Store, opts: OverlapOptions = {}): Promise<OverlapResult> {
   const plan = await planAnalysis(store, opts);
+  const work = opts.work ?? DEFAULT_WORK;
   const active = plan.devices.filter((d) => d.dispatches > 0);
   for (let i = 0; i < active.length; i++) {
     for (let j = i + 1; j < active.length; j++) {
@@ -100,7 +113,7 @@ export async function overlap(store: Store, opts: SelectionOptions = {}): Promis
       }
     }
   }
-  const scopeOf = (d: { capture_id: number; device: number }) => selectionSql(plan.spec, { capture_id: d.capture_id, device: d.device, queue: null });
+  const scopeOf = (d: { capture_id: number; device: number }) => workRowsSql(plan.spec, { capture_id: d.capture_id, device: d.device, queue: null }, work);
   const spans = new Map<DevicePlan, { first_ns: bigint | null; last_ns: bigint | null }>();
   for (const d of plan.devices) spans.set(d, (await store.query(SPAN_SHAPE, selectionSpanSql(scopeOf(d))))[0]!);
   // the window where both devices of a pair have dispatches (null: none)
@@ -156,5 +169,9 @@ export async function overlap(store: Store, opts: SelectionOptions = {}): Promis
       clock_domain: p.a.clock_domain,
     });
   }
-  return { devices, device_pairs: pairs, segment: plan.segment, excluded_dispatches: plan.excluded_dispatches };
+  const leftOut = work === 'kernels' ? (await store.query({ n: 'number', sum_dur_ns: 'bigint' }, hostWorkCountSql(plan.spec)))[0]! : { n: 0, sum_dur_ns: 0n };
+  return {
+    work, work_meaning: WorkSet[work], work_default: DEFAULT_WORK, work_left_out: { rows: leftOut.n, sum_dur_ns: leftOut.sum_dur_ns },
+    devices, device_pairs: pairs, segment: plan.segment, excluded_dispatches: plan.excluded_dispatches,
+  };
 }

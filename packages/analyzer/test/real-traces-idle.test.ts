@@ -77,3 +77,18 @@ describe.skipIf(!HAVE)('idle by launch = HTA idle-time breakdown (real Kineto tr
     expect(out.stdout).not.toMatch(/between subs/);
   });
 });
+
+describe.skipIf(!HAVE)('devices of one capture compare (issue 15.5)', () => {
+  it('hpctraining_tracefusion_merged_nccl_only: overlap of a TraceLens merge of 4 GPUs (one file, one clock); busy = truth.json per device', async () => {
+    const { readFileSync } = await import('node:fs');
+    const truth = (JSON.parse(readFileSync(join(DIR, 'truth.json'), 'utf8')) as { file: string; per_device_pid: Record<string, { busy_union_ns: number }> }[])
+      .find((t) => t.file === 'hpctraining_tracefusion_merged_nccl_only.json.gz')!;
+    const out = tickwise(['overlap', join(DIR, 'hpctraining_tracefusion_merged_nccl_only.json.gz'), '--json'], ROOT);
+    expect(out.status, out.stderr).toBe(0);
+    const r = JSON.parse(out.stdout) as { devices: { busy_ns: number }[]; device_pairs: { overlap_ns: number }[] };
+    const want = Object.values(truth.per_device_pid).map((d) => d.busy_union_ns).sort((a, b) => a - b);
+    expect(r.devices.map((d) => d.busy_ns).sort((a, b) => a - b)).toEqual(want);
+    expect(r.device_pairs).toHaveLength(6);
+    for (const p of r.device_pairs) expect(p.overlap_ns).toBeGreaterThan(0);
+  });
+});

@@ -1,23 +1,24 @@
 import type { CommandModule } from 'yargs';
 import { overlap } from '@tickwise/analyzer';
-import { withAnalysis, selectionOptions, header, captures, dur, pct, excludedNote, type AnalysisArgs } from '../analysis-options';
+import { withAnalysis, withWork, workOption, workLine, selectionOptions, header, captures, dur, pct, excludedNote, type AnalysisArgs } from '../analysis-options';
 import { withStore } from '../options';
 import { formatJson, formatTable, out } from '../output';
 
 /** `tickwise overlap <input>`: dispatches in flight together, within and across devices. */
-export const overlapCommand: CommandModule<object, AnalysisArgs> = {
+export const overlapCommand: CommandModule<object, AnalysisArgs & { work?: string }> = {
   command: 'overlap <inputs..>',
   describe: 'time with >= 2 dispatches in flight (and from different submissions) per device; busy time shared by device pairs',
-  builder: (y) => withAnalysis(y) as never,
+  builder: (y) => withWork(withAnalysis(y)) as never,
   handler: async (args) => {
+    const work = workOption(args.work);
     await withStore(args, async (store) => {
-      const r = await overlap(store, selectionOptions(args));
+      const r = await overlap(store, { ...selectionOptions(args), work });
       const ids = r.devices.map((d) => d.capture_id);
       if (args.json) {
         out(formatJson({ ...r, captures: await captures(store, ids) }));
         return;
       }
-      const lines = [await header(store, ids), `overlap within each device (segment ${r.segment}; shares are of the device's busy time, the union of its dispatches)`];
+      const lines = [await header(store, ids), `overlap within each device (segment ${r.segment}; shares are of the device's busy time, the union of its selected work)`, workLine(r.work, r.work_left_out)];
       lines.push(r.devices.length === 0 ? 'no timed dispatches selected' : formatTable(
         ['capture', 'device', 'kind', 'dispatches', 'busy', '>=2 in flight', 'share', 'cross-submission', 'share ', 'max in flight'],
         r.devices.map((d) => ({
