@@ -22,7 +22,14 @@ interface Args {
   command: string[];
 }
 
-const ROOT = resolve(import.meta.dirname, '../../../..');
+/** The checkout this CLI runs from (source or built): the folder that holds native/. */
+function checkoutRoot(): string {
+  for (let dir = import.meta.dirname; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'native', 'CMakeLists.txt'))) return dir;
+    if (dirname(dir) === dir) return resolve(import.meta.dirname, '../../../..');
+  }
+}
+const ROOT = checkoutRoot();
 
 /**
  * The recorder library: `--recorder`, $TICKWISE_RECORDER_LIB, or this

@@ -2,7 +2,7 @@
  * The chart libraries a page inlines (no network): the UMD builds of vega,
  * vega-lite and vega-embed, read from node_modules once per process.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { TickwiseError } from '@tickwise/time';
@@ -24,11 +24,25 @@ const VENDOR = [
 
 let cached: VendorScript[] | null = null;
 
+/**
+ * The copies a built CLI carries (`vendor/` beside its modules, written by
+ * scripts/build-cli.mjs), or null when running from source.
+ */
+function bundledVendor(name: string, file: string): VendorScript | null {
+  const dir = join(import.meta.dirname, 'vendor');
+  if (!existsSync(join(dir, file))) return null;
+  const code = readFileSync(join(dir, file), 'utf8');
+  const version = readFileSync(join(dir, `${name}.version`), 'utf8').trim();
+  return { name, version, code };
+}
+
 /** The vendored scripts (cached). */
 export function vendorScripts(): VendorScript[] {
   if (cached) return cached;
   const require = createRequire(import.meta.url);
   cached = VENDOR.map(({ name, file }) => {
+    const bundled = bundledVendor(name, file);
+    if (bundled) return bundled;
     let entry: string;
     try {
       entry = require.resolve(name);

@@ -1,0 +1,81 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { VERBS } from '../src/commands/index';
+
+const root = resolve(import.meta.dirname, '../../..');
+const tickwise = join(root, 'scripts/tickwise');
+const bundle = join(root, 'packages/cli/dist/tickwise.mjs');
+const logLoads = join(import.meta.dirname, 'fixtures/log-loads.mjs');
+const sample = join(root, 'captures/sample/igpu-prefill.ireeperf.jsonl');
+
+/** Runs the built CLI with the load logger; returns the URLs it loaded and its exit code. */
+function loads(args: string[]): { urls: string[]; rc: number | null; stdout: string } {
+  const r = spawnSync('node', ['--import', logLoads, bundle, ...args], { encoding: 'utf8', cwd: root });
+  const urls = r.stderr.split('\n').filter((l) => l.startsWith('load: ')).map((l) => l.slice(6));
+  return { urls, rc: r.status, stdout: r.stdout };
+}
+
+beforeAll(() => {
+  // the wrapper builds when the build is missing or older than a source
+  execFileSync(tickwise, ['--version']);
+});
+
+describe('the verb list', () => {
+  it('each verb\'s registry entry (used by --help) says what its module says', async () => {
+    for (const v of VERBS) {
+      const m = await v.load();
+      expect(String(m.command).split(' ')[0], v.name).toBe(v.name);
+      expect(m.describe, v.name).toBe(v.describe);
+    }
+  });
+
+  it('--help lists every verb; --version prints the version', () => {
+    const help = execFileSync(tickwise, ['--help'], { encoding: 'utf8' });
+    for (const v of VERBS) expect(help).toContain(`tickwise ${v.name}`);
+    expect(execFileSync(tickwise, ['--version'], { encoding: 'utf8' })).toMatch(/^tickwise \d+\.\d+\.\d+\n$/);
+  });
+
+  it('a mistyped verb gets a suggestion and exit 2', () => {
+    const r = spawnSync(tickwise, ['gap', 'run.duckdb'], { encoding: 'utf8' });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('Did you mean gaps?');
+  });
+});
+
+describe('start-up loads only what the verb needs', () => {
+  it('--help, --version and a verb\'s --help load neither DuckDB nor the chart libraries', () => {
+    for (const args of [['--help'], ['--version'], ['gaps', '--help']]) {
+      const r = loads(args);
+      expect(r.rc, args.join(' ')).toBe(0);
+      expect(r.urls.length, args.join(' ')).toBeGreaterThan(0);
+      expect(r.urls.filter((u) => /duckdb|better-sqlite3|vega/.test(u)), args.join(' ')).toEqual([]);
+    }
+  });
+
+  it('an analysis verb loads DuckDB (the logger sees real loads)', () => {
+    const r = loads(['gaps', sample, '--min-gap', '200us']);
+    expect(r.rc).toBe(0);
+    expect(r.urls.some((u) => u.includes('duckdb'))).toBe(true);
+    expect(r.urls.filter((u) => /vega/.test(u))).toEqual([]);
+  });
+});
+
+describe('npm pack gives an installable tickwise command', () => {
+  const work = mkdtempSync(join(tmpdir(), 'tickwise-pack-test-'));
+  afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+  it('installs from the tarball and runs from any folder', () => {
+    const tgz = execFileSync('node', [join(root, 'scripts/pack-cli.mjs'), '--out', work], { encoding: 'utf8' }).trim();
+    expect(tgz).toMatch(/tickwise-\d+\.\d+\.\d+\.tgz$/);
+    const prefix = join(work, 'prefix');
+    // --ignore-scripts: better-sqlite3's native build (rocpd only) is not needed to run the verbs here
+    execFileSync('npm', ['install', '-g', '--ignore-scripts', '--no-audit', '--no-fund', '--prefix', prefix, tgz], { stdio: 'ignore', env: { ...process.env, npm_config_nodedir: '/usr' } });
+    const bin = join(prefix, 'bin/tickwise');
+    expect(execFileSync(bin, ['--version'], { encoding: 'utf8', cwd: '/' })).toMatch(/^tickwise \d+\.\d+\.\d+\n$/);
+    const out = execFileSync(bin, ['kernels', sample, '--json'], { encoding: 'utf8', cwd: work });
+    expect(JSON.parse(out)).toBeTruthy();
+  }, 600_000);
+});

@@ -1,0 +1,119 @@
+#!/usr/bin/env node
+/**
+ * Builds the CLI once, so a call does not compile TypeScript (what tsx does
+ * on every start): ES modules split per verb (a verb's code, DuckDB and the
+ * chart libraries load only when that verb runs) in `packages/cli/dist/app-<id>/`,
+ * and the entry `packages/cli/dist/tickwise.mjs`, one line importing the
+ * newest build. Workspace packages are bundled from their sources; packages
+ * with native parts (DuckDB, better-sqlite3) stay external and load from
+ * node_modules. The chart libraries the HTML report inlines are copied into
+ * the build (`vendor/`). Each build goes to a folder of its own and the entry
+ * is replaced by rename, so concurrent builds and running processes never
+ * see a half-written build; all but the newest three builds are removed.
+ *
+ *   node scripts/build-cli.mjs            build
+ *   node scripts/build-cli.mjs --if-stale build only when a source is newer
+ */
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+
+const root = resolve(import.meta.dirname, '..');
+const dist = join(root, 'packages/cli/dist');
+const out = join(dist, 'tickwise.mjs');
+export const EXTERNAL = ['@duckdb/node-api', '@duckdb/node-bindings', 'better-sqlite3'];
+const VENDOR = [
+  ['vega', 'vega.min.js'],
+  ['vega-lite', 'vega-lite.min.js'],
+  ['vega-embed', 'vega-embed.min.js'],
+];
+
+/** Newest mtime (ms) of the inputs of the build: package sources, manifests, this script. */
+function newestInput() {
+  let newest = statSync(import.meta.filename).mtimeMs;
+  const walk = (dir) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else newest = Math.max(newest, statSync(p).mtimeMs);
+    }
+  };
+  for (const pkg of readdirSync(join(root, 'packages'))) {
+    const src = join(root, 'packages', pkg, 'src');
+    if (existsSync(src)) walk(src);
+    const manifest = join(root, 'packages', pkg, 'package.json');
+    if (existsSync(manifest)) newest = Math.max(newest, statSync(manifest).mtimeMs);
+  }
+  return newest;
+}
+
+export function isStale() {
+  return !existsSync(out) || statSync(out).mtimeMs < newestInput();
+}
+
+/**
+ * In the checkout build, the external packages are imported by absolute path
+ * (they are dependencies of other workspace packages, not resolvable from
+ * packages/cli/dist); the packed build (`portable`) keeps bare names, which
+ * the published package.json lists as dependencies.
+ */
+function externalsByPath() {
+  const owners = { '@duckdb/node-api': 'store', '@duckdb/node-bindings': 'store', 'better-sqlite3': 'capture' };
+  return {
+    name: 'externals-by-path',
+    setup(b) {
+      b.onResolve({ filter: /^(@duckdb\/node-api|@duckdb\/node-bindings|better-sqlite3)$/ }, (args) => {
+        const req = createRequire(join(root, 'packages', owners[args.path], 'package.json'));
+        return { path: req.resolve(args.path), external: true };
+      });
+    },
+  };
+}
+
+export async function build({ outFile = out, portable = false } = {}) {
+  const { build: esbuild } = await import('esbuild');
+  const version = JSON.parse(readFileSync(join(root, 'packages/cli/package.json'), 'utf8')).version;
+  const id = `app-${Date.now().toString(36)}-${process.pid}`;
+  const outDir = join(dirname(outFile), id);
+  mkdirSync(join(outDir, 'vendor'), { recursive: true });
+  await esbuild({
+    entryPoints: [join(root, 'packages/cli/src/main.ts')],
+    outdir: outDir,
+    outExtension: { '.js': '.mjs' },
+    splitting: true,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    conditions: ['source'],
+    external: portable ? EXTERNAL : [],
+    plugins: portable ? [] : [externalsByPath()],
+    define: { TICKWISE_VERSION: JSON.stringify(version), TICKWISE_BUNDLED: 'true' },
+    // bundled CommonJS dependencies call require(): give the module one
+    banner: { js: "import { createRequire as __twCreateRequire } from 'node:module'; const require = __twCreateRequire(import.meta.url);" },
+    legalComments: 'none',
+    logLevel: 'warning',
+  });
+  const req = createRequire(join(root, 'packages/report/package.json'));
+  for (const [name, file] of VENDOR) {
+    const entryDir = dirname(req.resolve(name));
+    const pkgVersion = JSON.parse(readFileSync(join(entryDir, '..', 'package.json'), 'utf8')).version;
+    const dest = join(outDir, 'vendor', file);
+    copyFileSync(join(entryDir, file), `${dest}.tmp-${process.pid}`);
+    renameSync(`${dest}.tmp-${process.pid}`, dest);
+    writeFileSync(join(outDir, 'vendor', `${name}.version`), pkgVersion + '\n');
+  }
+  const tmp = `${outFile}.tmp-${process.pid}`;
+  writeFileSync(tmp, `#!/usr/bin/env node\n// the newest build of the tickwise CLI (scripts/build-cli.mjs)\nimport './${id}/main.mjs';\n`, { mode: 0o755 });
+  renameSync(tmp, outFile);
+  // older builds: keep the newest three, and any made in the last hour (a process may still be loading from it)
+  const here = dirname(outFile);
+  const builds = readdirSync(here).filter((n) => /^app-/.test(n)).map((n) => ({ n, t: statSync(join(here, n)).mtimeMs })).sort((a, b) => b.t - a.t);
+  for (const old of builds.slice(3)) if (old.n !== id && Date.now() - old.t > 3_600_000) rmSync(join(here, old.n), { recursive: true, force: true });
+  return outFile;
+}
+
+if (import.meta.filename === resolve(process.argv[1] ?? '')) {
+  if (process.argv.includes('--if-stale') && !isStale()) process.exit(0);
+  await build();
+}
