@@ -1,5 +1,4 @@
 import type { Store } from '@tickwise/store';
-import { QueryError } from '@tickwise/store';
 
 /** One value as it comes out of a streamed chunk: integers stay bigint. */
 export type StreamValue = bigint | number | string | boolean | null;
@@ -8,23 +7,16 @@ export type StreamValue = bigint | number | string | boolean | null;
 export type StreamRecord = Record<string, StreamValue>;
 
 /**
- * Streams a query's rows chunk by chunk (DuckDB's vector size, 2048 rows),
- * so an export of millions of dispatches never holds them all in memory.
- * Columns should be of primitive SQL types (integers, floats, VARCHAR,
- * BOOLEAN); anything else arrives as its string form.
+ * Streams a query's rows chunk by chunk (`Store.stream`: DuckDB's vector
+ * size, 2048 rows), so an export of millions of dispatches never holds them
+ * all in memory. Columns should be of primitive SQL types (integers, floats,
+ * VARCHAR, BOOLEAN); anything else arrives as its string form.
  */
 export async function* streamRecords(store: Store, sql: string): AsyncGenerator<StreamRecord[]> {
-  let result;
-  try {
-    result = await store.connection.stream(sql);
-  } catch (e) {
-    throw new QueryError(`query failed: ${(e as Error).message}`, sql, e);
-  }
-  const names = result.columnNames();
-  for await (const chunk of result.yieldRows()) {
+  for await (const chunk of store.stream(sql)) {
     yield chunk.map((row) => {
       const o: StreamRecord = {};
-      for (let i = 0; i < names.length; i++) o[names[i]!] = primitive(row[i]);
+      for (const [k, v] of Object.entries(row)) o[k] = primitive(v);
       return o;
     });
   }

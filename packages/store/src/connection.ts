@@ -1,5 +1,6 @@
-import { DuckDBConnection, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
-import { TABLES, SCHEMA_VERSION } from './schema';
+import { DuckDBConnection, DuckDBInstance, type DuckDBAppender, type DuckDBValue } from '@duckdb/node-api';
+import { TABLES, SCHEMA_VERSION, tableColumns, type AppendRow, type TableName } from './schema';
+import { AppendValueError, columnWriter } from './append';
 import { convertValue } from './values';
 import { QueryError } from './query-error';
 import { checkRows, type RowOf, type Shape } from './shape';
@@ -88,16 +89,135 @@ export class Store {
   }
 
   /**
-   * Inserts many rows in a few statements (chunks of multi-row VALUES with
-   * parameters): for the small tables import fills from JS.
+   * Appends rows to a canonical table through DuckDB's appender (the bulk
+   * path): each row an object keyed by column name, columns left out are NULL
+   * (or their default). Values are checked against the declared column types:
+   * integers exact and in range (a JS number beyond 2^53 is refused, pass a
+   * bigint), JSON columns take JSON text or any value (serialized by
+   * `toJsonText`). Returns the number of rows appended.
+   */
+  async append<N extends TableName>(table: N, rows: Iterable<AppendRow<N>> | AsyncIterable<AppendRow<N>>): Promise<number> {
+    const cols = tableColumns(table);
+    return this.appendWith(table, null, async (app) => {
+      const writers = cols.map((c, i) => columnWriter(app, i, `${table}.${c.name}`, c.type === 'JSON'));
+      let n = 0;
+      for await (const row of rows as AsyncIterable<AppendRow<N>>) {
+        const r = row as Record<string, unknown>;
+        // convert and check the whole row before appending any of it: no half rows
+        const put: (() => void)[] = cols.map((c, i) => {
+          const v = r[c.name];
+          if (v === null || v === undefined) {
+            if (v === undefined && c.default !== null) return () => app.appendDefault();
+            if (!c.nullable) throw new AppendValueError(`${table}.${c.name}: NULL in a NOT NULL column (row ${n + 1})`);
+            return () => app.appendNull();
+          }
+          return () => writers[i]!(v);
+        });
+        put.forEach((f) => f());
+        app.endRow();
+        n++;
+      }
+      return n;
+    });
+  }
+
+  /**
+   * Appends positional rows (values in the table's column order) to a
+   * temporary staging table a reader created, values converted by the
+   * table's actual column types as in {@link append}; `null` is NULL.
+   */
+  async appendTemp(table: string, rows: Iterable<readonly unknown[]> | AsyncIterable<readonly unknown[]>): Promise<number> {
+    return this.appendWith(table, 'temp', async (app) => {
+      const writers = Array.from({ length: app.columnCount }, (_, i) => columnWriter(app, i, `${table} column ${i + 1}`, false));
+      let n = 0;
+      for await (const row of rows as AsyncIterable<readonly unknown[]>) {
+        if (row.length !== writers.length) throw new AppendValueError(`${table}: row ${n + 1} has ${row.length} values for ${writers.length} columns`);
+        row.forEach((v, i) => (v === null || v === undefined ? app.appendNull() : writers[i]!(v)));
+        app.endRow();
+        n++;
+      }
+      return n;
+    });
+  }
+
+  private async appendWith(table: string, catalog: string | null, fill: (app: DuckDBAppender) => Promise<number>): Promise<number> {
+    const what = `append to ${catalog ? `${catalog}.` : ''}${table}`;
+    let app: DuckDBAppender;
+    try {
+      app = await this.conn.createAppender(table, catalog ? 'main' : null, catalog);
+    } catch (e) {
+      throw new QueryError(`${what} failed: ${(e as Error).message}`, what, e);
+    }
+    let n = 0;
+    let failed: unknown = null;
+    try {
+      n = await fill(app);
+      app.flushSync();
+    } catch (e) {
+      failed = e;
+    } finally {
+      try {
+        app.closeSync();
+      } catch (e) {
+        failed ??= e;
+      }
+    }
+    if (failed !== null) {
+      if (failed instanceof AppendValueError) throw new QueryError(failed.message, what, undefined);
+      if (failed instanceof QueryError || !(failed instanceof Error)) throw failed;
+      throw new QueryError(`${what} failed: ${failed.message}`, what, failed);
+    }
+    return n;
+  }
+
+  /**
+   * @deprecated Use {@link append} (typed rows, DuckDB's appender). Kept
+   * while readers migrate: positional rows for the named columns; on a
+   * canonical table it goes through `append`, on any other through
+   * multi-row INSERTs.
    */
   async insertRows(table: string, columns: readonly string[], rows: readonly (readonly unknown[])[]): Promise<void> {
+    if (Object.hasOwn(TABLES, table)) {
+      const objects = rows.map((r) => Object.fromEntries(columns.map((c, i) => [c, r[i]])));
+      await this.append(table as TableName, objects as never);
+      return;
+    }
     const per = Math.max(1, Math.floor(1000 / Math.max(1, columns.length)));
     for (let i = 0; i < rows.length; i += per) {
       const chunk = rows.slice(i, i + per);
       const params: unknown[] = [];
       const values = chunk.map((r) => '(' + r.map((v) => { params.push(v); return `$${params.length}`; }).join(', ') + ')');
       await this.run(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${values.join(', ')}`, params);
+    }
+  }
+
+  /**
+   * Runs a query and yields its rows in chunks (DuckDB's vector size, 2048
+   * rows), converted as {@link rows} does, so a result of millions of rows is
+   * never held in memory at once.
+   */
+  async *stream(sql: string, params?: Params): AsyncGenerator<Row[]> {
+    let result;
+    try {
+      result = params === undefined ? await this.conn.stream(sql) : await this.conn.stream(sql, params as never);
+    } catch (e) {
+      throw new QueryError(`query failed: ${(e as Error).message}`, sql, e);
+    }
+    const names = result.columnNames();
+    const chunks = result.yieldRows();
+    while (true) {
+      let next: IteratorResult<DuckDBValue[][]>;
+      try {
+        next = await chunks.next();
+      } catch (e) {
+        throw new QueryError(`query failed: ${(e as Error).message}`, sql, e);
+      }
+      if (next.done) return;
+      yield next.value.map((r) => {
+        const o: Row = {};
+        for (let i = 0; i < names.length; i++) o[names[i]!] = convertValue(r[i] as DuckDBValue);
+        return o;
+      });
     }
   }
 
@@ -117,11 +237,6 @@ export class Store {
   /** Row count of a table. */
   async count(table: string, where = ''): Promise<number> {
     return Number(await this.scalar(`SELECT count(*) FROM ${table} ${where}`));
-  }
-
-  /** The raw DuckDB connection, for bulk appenders in this package. */
-  get connection(): DuckDBConnection {
-    return this.conn;
   }
 
   /** Percentage (0-100) of the running query DuckDB reports, or null. */

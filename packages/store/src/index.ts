@@ -10,6 +10,7 @@ export * from './query-error';
 export * from './shape';
 export * from './values';
 export * from './json';
+export * from './sql-text';
 export * from './atomic';
 export * from './conditions';
 export * from './timelines';

@@ -135,51 +135,36 @@ export async function importRocpd(store: Store, src: SourceFile, opts: ImportOpt
 
     await createRocprofStaging(store);
     opts.onProgress?.('reading dispatches');
-    const app = await store.connection.createAppender('tw_rp_kd', 'main', 'temp');
+    // UBIGINT staging columns: a negative id or time is no value
+    const ubig = (v: unknown): bigint | null => {
+      const x = asBig(v);
+      return x === null || x < 0n ? null : x;
+    };
     let records = 0;
-    try {
+    const kdRows = function* (): Generator<unknown[]> {
       for (const r of db.prepare(kdSql).iterate() as IterableIterator<SqlRow>) {
         records++;
         const type = asText(r['agent_type'])?.toUpperCase() ?? '';
         const kind = type.includes('CPU') ? 'cpu' : type.includes('AIE') || type.includes('NPU') ? 'npu' : 'gpu';
-        const vals: [string, unknown][] = [
-          ['big', asBig(r['row_id'])], ['int', asBig(r['device'])], ['text', kind], ['text', asText(r['agent_name'])],
-          ['ubig', asBig(r['queue_id'])], ['ubig', asBig(r['stream_id'])], ['ubig', asBig(r['tid'])], ['ubig', asBig(r['dispatch_id'])],
-          ['ubig', asBig(r['correlation_id'])], ['ubig', asBig(r['kernel_id'])], ['text', asText(r['kernel'])],
-          ['ubig', asBig(r['start_ns'])], ['ubig', asBig(r['end_ns'])],
-          ['ubig', asBig(r['wg_x'])], ['ubig', asBig(r['wg_y'])], ['ubig', asBig(r['wg_z'])],
-          ['ubig', asBig(r['grid_x'])], ['ubig', asBig(r['grid_y'])], ['ubig', asBig(r['grid_z'])], ['text', 'KERNEL_DISPATCH'],
+        yield [
+          asBig(r['row_id']), asBig(r['device']), kind, asText(r['agent_name']),
+          ubig(r['queue_id']), ubig(r['stream_id']), ubig(r['tid']), ubig(r['dispatch_id']),
+          ubig(r['correlation_id']), ubig(r['kernel_id']), asText(r['kernel']),
+          ubig(r['start_ns']), ubig(r['end_ns']),
+          ubig(r['wg_x']), ubig(r['wg_y']), ubig(r['wg_z']),
+          ubig(r['grid_x']), ubig(r['grid_y']), ubig(r['grid_z']), 'KERNEL_DISPATCH',
         ];
-        for (const [kindOf, v] of vals) {
-          if (v === null) app.appendNull();
-          else if (kindOf === 'text') app.appendVarchar(v as string);
-          else if (kindOf === 'int') app.appendInteger(Number(v));
-          else if (kindOf === 'big') app.appendBigInt(v as bigint);
-          else if ((v as bigint) < 0n) app.appendNull();
-          else app.appendUBigInt(v as bigint);
-        }
-        app.endRow();
       }
-      app.flushSync();
-    } finally {
-      app.closeSync();
-    }
+    };
+    await store.appendTemp('tw_rp_kd', kdRows());
 
     // Host side: regions (HIP/HSA API calls, markers) and memory copies.
-    const hostApp = await store.connection.createAppender('tw_rp_host', 'main', 'temp');
     let hostRows = 0;
-    try {
-      const appendHost = (line: bigint | null, kind: string, op: string | null, name: string | null, device: bigint | null, tid: bigint | null, corr: bigint | null, s: bigint | null, e: bigint | null, args: string | null) => {
-        hostRows++;
-        line === null ? hostApp.appendNull() : hostApp.appendBigInt(line);
-        hostApp.appendVarchar(kind);
-        op === null ? hostApp.appendNull() : hostApp.appendVarchar(op);
-        name === null ? hostApp.appendNull() : hostApp.appendVarchar(name);
-        device === null ? hostApp.appendNull() : hostApp.appendInteger(Number(device));
-        for (const v of [tid, corr, s, e]) (v === null || v < 0n ? hostApp.appendNull() : hostApp.appendUBigInt(v));
-        args === null ? hostApp.appendNull() : hostApp.appendVarchar(args);
-        hostApp.endRow();
-      };
+    const hostRow = (line: bigint | null, kind: string, op: string | null, name: string | null, device: bigint | null, tid: bigint | null, corr: bigint | null, s: bigint | null, e: bigint | null, args: string | null): unknown[] => {
+      hostRows++;
+      return [line, kind, op, name, device, ubig(tid), ubig(corr), ubig(s), ubig(e), args];
+    };
+    const hostRowsOf = function* (): Generator<unknown[]> {
       if (region && str) {
         const rc = columns(db, region);
         const inlineR = rc.has('start') && rc.has('end');
@@ -195,7 +180,7 @@ export async function importRocpd(store: Store, src: SourceFile, opts: ImportOpt
             ORDER BY s, R.id`;
           for (const r of db.prepare(rsql).iterate() as IterableIterator<SqlRow>) {
             const category = asText(r['category']);
-            appendHost(asBig(r['id']), 'region', category, asText(r['name']), null, asBig(r['tid']), asBig(r['corr']), asBig(r['s']), asBig(r['e']), null);
+            yield hostRow(asBig(r['id']), 'region', category, asText(r['name']), null, asBig(r['tid']), asBig(r['corr']), asBig(r['s']), asBig(r['e']), null);
           }
         }
       }
@@ -216,14 +201,12 @@ export async function importRocpd(store: Store, src: SourceFile, opts: ImportOpt
           for (const r of db.prepare(csql).iterate() as IterableIterator<SqlRow>) {
             const num = (v: unknown) => asBig(v)?.toString() ?? 'null';
             const args = `{"bytes":${num(r['size'])},"src_device":${num(r['src'])},"dst_device":${num(r['dst'])}}`;
-            appendHost(asBig(r['id']), 'memory_copy', 'MEMORY_COPY', asText(r['name']), asBig(r['dst']), asBig(r['tid']), null, asBig(r['s']), asBig(r['e']), args);
+            yield hostRow(asBig(r['id']), 'memory_copy', 'MEMORY_COPY', asText(r['name']), asBig(r['dst']), asBig(r['tid']), null, asBig(r['s']), asBig(r['e']), args);
           }
         }
       }
-      hostApp.flushSync();
-    } finally {
-      hostApp.closeSync();
-    }
+    };
+    await store.appendTemp('tw_rp_host', hostRowsOf());
     if (records === 0 && hostRows === 0) throw new TickwiseError('empty-input', traceMessages.emptyFile(), { file: src.displayPath });
 
     let schemaVersion: number | null = null;

@@ -1,0 +1,122 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { Store, TABLES, TABLE_NAMES, TABLE_DECLS, tableColumns, toJsonText, sqlString } from '../src/index';
+import { SCHEMA_V1_DDL } from './schema-v1-ddl';
+
+const open: Store[] = [];
+async function mem(): Promise<Store> {
+  const s = await Store.open(':memory:');
+  open.push(s);
+  return s;
+}
+afterEach(async () => {
+  while (open.length) await open.pop()!.close();
+});
+
+const CATALOG = `SELECT table_name, column_index, column_name, data_type, is_nullable, column_default
+  FROM duckdb_columns() WHERE schema_name = 'main' AND NOT internal ORDER BY table_name, column_index`;
+const CONSTRAINTS = `SELECT table_name, constraint_type, constraint_column_names::VARCHAR AS cols
+  FROM duckdb_constraints() WHERE schema_name = 'main' ORDER BY ALL`;
+
+describe('the table declaration', () => {
+  it('derives DDL that creates exactly the schema-1 tables (no drift)', async () => {
+    const derived = await mem();
+    const frozen = await Store.open(':memory:', { readOnly: false });
+    open.push(frozen);
+    // a store made from the frozen schema-1 DDL alone
+    for (const t of TABLE_NAMES) await frozen.run(`DROP TABLE ${t}`);
+    for (const ddl of Object.values(SCHEMA_V1_DDL)) await frozen.run(ddl);
+    expect(Object.keys(SCHEMA_V1_DDL)).toEqual(TABLE_NAMES);
+    const a = await derived.rows(CATALOG);
+    const b = await frozen.rows(CATALOG);
+    expect(a.length).toBeGreaterThan(150);
+    expect(a).toEqual(b);
+    expect(await derived.rows(CONSTRAINTS)).toEqual(await frozen.rows(CONSTRAINTS));
+    // the declaration's types are the catalog's, JSON included
+    for (const t of TABLE_NAMES) {
+      const cat = a.filter((r) => r['table_name'] === t);
+      expect(cat.map((r) => r['column_name'])).toEqual(Object.keys(TABLE_DECLS[t].columns));
+      expect(cat.map((r) => r['data_type'])).toEqual(tableColumns(t).map((c) => c.type));
+      expect(cat.map((r) => r['is_nullable'])).toEqual(tableColumns(t).map((c) => c.nullable && !c.primaryKey));
+    }
+    expect(TABLES.dispatches).toContain('start_ns BIGINT,');
+  });
+});
+
+describe('Store.append', () => {
+  it('appends rows and reads them back exactly: bigint beyond 2^53, NULLs, quotes, JSON, defaults', async () => {
+    const s = await mem();
+    const big = 2n ** 63n - 1n;
+    const n = await s.append('dispatches', [
+      { capture_id: 1, device: 0, kernel: `it's "quoted"\n`, start_ns: big, end_ns: -big, dur_ns: 9007199254740993n, start_tick: 2n ** 64n - 1n,
+        command_index: 4294967295, time_source: 'host_monotonic', valid: true, line: 7 },
+      { capture_id: 1, device: 1, time_source: 'device_tick_none', valid: false, kernel: null },
+    ]);
+    expect(n).toBe(2);
+    const rows = await s.rows(`SELECT kernel, start_ns, end_ns, dur_ns, start_tick, command_index, queue, valid, line FROM dispatches ORDER BY device`);
+    expect(rows).toEqual([
+      { kernel: `it's "quoted"\n`, start_ns: big, end_ns: -big, dur_ns: 9007199254740993n, start_tick: 2n ** 64n - 1n, command_index: 4294967295, queue: null, valid: true, line: 7n },
+      { kernel: null, start_ns: null, end_ns: null, dur_ns: null, start_tick: null, command_index: null, queue: null, valid: false, line: null },
+    ]);
+    await s.append('devices', [{ capture_id: 1, device: 0, kind: 'gpu', time_base: 'host_monotonic', fit_base_tick: 2n ** 100n }]);
+    expect(await s.rows(`SELECT fit_base_tick, clock_samples FROM devices`)).toEqual([{ fit_base_tick: 2n ** 100n, clock_samples: 0 }]);
+    await s.append('host_events', [{ capture_id: 1, kind: 'x', time_source: 'host_other', args: { n: 2n ** 63n - 1n, s: "a'b" } }, { capture_id: 1, kind: 'y', time_source: 'host_other', args: '[1,2]' }]);
+    expect(await s.rows(`SELECT (args->>'$.n')::UBIGINT AS n, args->>'$.s' AS s, json_array_length(args) AS l FROM host_events ORDER BY kind`))
+      .toEqual([{ n: 2n ** 63n - 1n, s: "a'b", l: 0n }, { n: null, s: null, l: 2n }]);
+  });
+
+  it('refuses values that do not fit, without writing half a row', async () => {
+    const s = await mem();
+    await expect(s.append('dispatches', [{ capture_id: 1, device: 0, time_source: 't', valid: true, start_ns: 2 ** 60 }])).rejects.toThrow(/dispatches.start_ns.*pass a bigint/);
+    await expect(s.append('dispatches', [{ capture_id: 1, device: 0, time_source: 't', valid: true, start_tick: -1n }])).rejects.toThrow(/out of range/);
+    await expect(s.append('dispatches', [{ capture_id: 1, device: 0, time_source: null as never, valid: true }])).rejects.toThrow(/NOT NULL/);
+    expect(await s.count('dispatches')).toBe(0);
+  });
+
+  it('keeps the deprecated insertRows working on top of it', async () => {
+    const s = await mem();
+    await s.insertRows('captures', ['capture_id', 'path', 'format', 'timeline'], [[1, "o'x.jsonl", 'test', 'host_monotonic']]);
+    expect(await s.rows(`SELECT capture_id, path FROM captures`)).toEqual([{ capture_id: 1, path: "o'x.jsonl" }]);
+    await s.run(`CREATE TEMP TABLE tw_t (a UBIGINT, b VARCHAR)`);
+    await s.appendTemp('tw_t', [[18446744073709551615n, 'x'], [null, null]]);
+    expect(await s.rows(`SELECT * FROM tw_t ORDER BY a NULLS LAST`)).toEqual([{ a: 18446744073709551615n, b: 'x' }, { a: null, b: null }]);
+  });
+});
+
+describe('Store.stream', () => {
+  it('yields every row in chunks, integers exact', async () => {
+    const s = await mem();
+    let total = 0;
+    let chunks = 0;
+    let last: unknown = null;
+    for await (const chunk of s.stream(`SELECT i, i * 4611686018427387904::HUGEINT AS big FROM range(5000) t(i) WHERE i >= $1`, [10])) {
+      chunks++;
+      total += chunk.length;
+      last = chunk[chunk.length - 1];
+    }
+    expect(total).toBe(4990);
+    expect(chunks).toBeGreaterThan(1);
+    expect(last).toEqual({ i: 4999n, big: 4999n * 4611686018427387904n });
+    await expect((async () => { for await (const _ of s.stream(`SELECT nope`)) void _; })()).rejects.toThrow(/query failed/);
+  });
+});
+
+describe('JSON output', () => {
+  it('writes every integer as a number with all its digits, whatever its size', () => {
+    const max = 2n ** 63n - 1n;
+    const text = toJsonText({ small: 5n, large: max, int: 3, dbl: 0.1, neg: -max, nan: Number.NaN, list: [1n, null], empty: {}, none: [] }, 0);
+    expect(text).toBe('{"small":5,"large":9223372036854775807,"int":3,"dbl":0.1,"neg":-9223372036854775807,"nan":null,"list":[1,null],"empty":{},"none":[]}');
+    const parsed = JSON.parse(text, (_k, v, ctx?: { source?: string }) => (typeof v === 'number' && ctx?.source && Number.isInteger(v) ? BigInt(ctx.source) : v));
+    expect(typeof JSON.parse(text).small).toBe(typeof JSON.parse(text).large);
+    if (typeof parsed.large === 'bigint') expect(parsed.large).toBe(max);
+    expect(text.match(/"large":(\d+)/)![1]).toBe(max.toString());
+  });
+
+  it('lays out like JSON.stringify when there is no bigint', () => {
+    const v = { a: [1, { b: 'x"y', c: [] }, true], d: { e: null, u: undefined }, f: -0.5e-7, g: 'ü\u2028' };
+    for (const indent of [0, 2, 4]) expect(toJsonText(v, indent)).toBe(JSON.stringify(v, null, indent));
+  });
+
+  it('one SQL string quoting', () => {
+    expect(sqlString("it's")).toBe("'it''s'");
+  });
+});
