@@ -13,6 +13,9 @@
  *         latency-bound when the per-work ratio >= latencyRatio or time per launch is flat in work
  *   queue_events.host_ns vs first dispatch start --> submit-to-start latency per submission
  *   host_events EXEC_CMD -> completion --> NPU submit-to-completion, commands per EXEC_CMD
+ *   dispatch --correlation id--> its launch call (Kineto, recorder CUDA; see sql/work.ts)
+ *     --> launch-to-start delay, launches per API and per kernel, queue depth over time,
+ *         idle after which the next kernel was launched late --> the launch-bound verdict
  * ```
  */
 import type { Store } from '@tickwise/store';
@@ -22,7 +25,8 @@ import { planAnalysis } from './plan';
 import { isSharedDomain, whereLabel, type SelectionOptions } from './selection';
 import { LAUNCH_GROUP_SHAPE, NPU_COMMAND_SHAPE, SUBMIT_LATENCY_SHAPE } from './launch-shapes';
 import { kernelGlobSql } from './sql/cost';
-import { launchGroupsSql, launchRowsSql, npuCommandsSql, submitLatencySql } from './sql/launches';
+import { launchApisSql, launchCorrelationSql, launchesPerKernelSql, launchGroupsSql, launchRowsSql, npuCommandsSql, queueDepthSql, submitLatencySql } from './sql/launches';
+import { correlatedWorkSql } from './sql/work';
 
 /** Options of {@link launches}. */
 export interface LaunchesOptions extends SelectionOptions {
@@ -121,6 +125,98 @@ export interface NpuCommands {
   readonly mean_exec_ioctl_ns: number | null;
 }
 
+/** When a device is called launch-bound (see {@link LaunchCorrelation.verdict}). */
+export const LAUNCH_BOUND_RULE = {
+  idleFractionMin: 0.5,
+  hostWaitShareMin: 0.5,
+  text: 'launch-bound: the device is idle >= 50 % of its span and >= 50 % of that idle ends with a kernel whose launch call came after the idle began (the host was late); partly launch-bound: the host-wait share holds but the device is idle less; else not launch-bound',
+} as const;
+
+/** Verdicts of {@link LaunchCorrelation}. */
+export type LaunchVerdict = 'launch-bound' | 'partly launch-bound' | 'not launch-bound' | 'unknown';
+
+/** Launch calls linked to one device's kernels (correlation ids). */
+export interface LaunchCorrelation {
+  readonly capture_id: number;
+  readonly device: number;
+  readonly kind: string;
+  readonly kernels: number;
+  /** Kernels linked to a launch call. */
+  readonly linked: number;
+  /** Distinct launch calls (correlation ids) among them. */
+  readonly launch_calls: number;
+  /** Kernels per launch call (> 1: graph launches, multi-kernel calls). */
+  readonly kernels_per_launch: number | null;
+  /** Device start minus launch call start. */
+  readonly delay: { readonly mean_ns: number | null; readonly median_ns: number | null; readonly p90_ns: number | null; readonly p99_ns: number | null; readonly min_ns: bigint | null; readonly max_ns: bigint | null; readonly negative: number };
+  readonly apis: readonly { readonly api: string; readonly op: string | null; readonly launches: number }[];
+  /** The kernels with the most launches. */
+  readonly per_kernel: readonly { readonly kernel: string; readonly launches: number; readonly linked: number; readonly median_delay_ns: number | null; readonly total_ns: bigint }[];
+  /** Time spent at each queue depth (launched, not finished); the last bucket is "that many or more". */
+  readonly queue_depth: readonly { readonly depth: number; readonly ns: bigint }[];
+  readonly max_queue_depth: number;
+  /** Time-weighted mean queue depth from the first launch to the last end. */
+  readonly mean_queue_depth: number | null;
+  readonly span_ns: bigint;
+  readonly idle_ns: bigint;
+  readonly idle_fraction: number | null;
+  /** Idle that ended with a kernel launched after the idle began. */
+  readonly host_wait_idle_ns: bigint;
+  readonly host_wait_share_of_idle: number | null;
+  readonly verdict: LaunchVerdict;
+  /** null when computed; else why not. */
+  readonly note: string | null;
+}
+
+/** Queue depths at and above this are one bucket. */
+export const QUEUE_DEPTH_CAP = 8;
+
+const LAUNCH_CORRELATION_SHAPE = {
+  rows: 'number', linked: 'number', launch_calls: 'number', mean_delay_ns: 'number?', median_delay_ns: 'number?', p90_delay_ns: 'number?', p99_delay_ns: 'number?',
+  min_delay_ns: 'bigint?', max_delay_ns: 'bigint?', negative_delay: 'number', span_ns: 'bigint?', idle_ns: 'bigint', host_wait_idle_ns: 'bigint', gaps: 'number', host_wait_gaps: 'number',
+} as const;
+
+async function launchCorrelation(
+  store: Store, spec: Parameters<typeof launchRowsSql>[0], scope: { capture_id: number; device: number; queue: null },
+  dev: { capture_id: number; device: number; kind: string },
+): Promise<LaunchCorrelation> {
+  const rel = correlatedWorkSql(spec, scope, 'kernels');
+  const t = (await store.query(LAUNCH_CORRELATION_SHAPE, launchCorrelationSql(rel)))[0]!;
+  const span = t.span_ns ?? 0n;
+  const idleFraction = span > 0n ? Number(t.idle_ns) / Number(span) : null;
+  const base = {
+    capture_id: dev.capture_id, device: dev.device, kind: dev.kind, kernels: t.rows, linked: t.linked, launch_calls: t.launch_calls,
+    kernels_per_launch: t.launch_calls > 0 ? t.linked / t.launch_calls : null,
+    span_ns: span, idle_ns: t.idle_ns, idle_fraction: idleFraction,
+  };
+  if (t.linked === 0) {
+    return {
+      ...base, delay: { mean_ns: null, median_ns: null, p90_ns: null, p99_ns: null, min_ns: null, max_ns: null, negative: 0 }, apis: [], per_kernel: [], queue_depth: [],
+      max_queue_depth: 0, mean_queue_depth: null, host_wait_idle_ns: 0n, host_wait_share_of_idle: null, verdict: 'unknown',
+      note: 'no kernel is linked to a launch call (the source has no correlation ids, or no launch API records)',
+    };
+  }
+  const apis = await store.query({ api: 'string', op: 'string?', launches: 'number' }, launchApisSql(rel));
+  const perKernel = await store.query({ kernel: 'string', launches: 'number', linked: 'number', median_delay_ns: 'number?', total_ns: 'bigint' }, launchesPerKernelSql(rel, 10));
+  const depth = await store.query({ depth: 'number', ns: 'bigint', max_depth: 'number' }, queueDepthSql(rel, QUEUE_DEPTH_CAP));
+  const depthTime = depth.reduce((a, d) => a + d.ns, 0n);
+  const share = t.idle_ns > 0n ? Number(t.host_wait_idle_ns) / Number(t.idle_ns) : null;
+  const hostLate = share !== null && share >= LAUNCH_BOUND_RULE.hostWaitShareMin;
+  const verdict: LaunchVerdict = idleFraction === null ? 'unknown'
+    : hostLate && idleFraction >= LAUNCH_BOUND_RULE.idleFractionMin ? 'launch-bound'
+    : hostLate ? 'partly launch-bound' : 'not launch-bound';
+  return {
+    ...base,
+    delay: { mean_ns: t.mean_delay_ns, median_ns: t.median_delay_ns, p90_ns: t.p90_delay_ns, p99_ns: t.p99_delay_ns, min_ns: t.min_delay_ns, max_ns: t.max_delay_ns, negative: t.negative_delay },
+    apis, per_kernel: perKernel,
+    queue_depth: depth.map((d) => ({ depth: d.depth, ns: d.ns })),
+    max_queue_depth: depth[0]?.max_depth ?? 0,
+    mean_queue_depth: depthTime > 0n ? depth.reduce((a, d) => a + d.depth * Number(d.ns), 0) / Number(depthTime) : null,
+    host_wait_idle_ns: t.host_wait_idle_ns, host_wait_share_of_idle: share, verdict,
+    note: t.linked < t.rows ? `${t.rows - t.linked} of ${t.rows} kernels have no launch call linked` : null,
+  };
+}
+
 /** Result of {@link launches}. */
 export interface LaunchesResult {
   readonly segment: string;
@@ -131,6 +227,9 @@ export interface LaunchesResult {
   readonly groups: readonly LaunchGroup[];
   readonly submit_latency: readonly SubmitLatency[];
   readonly npu_commands: readonly NpuCommands[];
+  /** Per device: kernels linked to their launch calls, and the launch-bound verdict. */
+  readonly launch_correlation: readonly LaunchCorrelation[];
+  readonly launch_bound_rule: string;
 }
 
 function quantile(sorted: readonly number[], q: number): number | null {
@@ -157,11 +256,16 @@ export async function launches(store: Store, opts: LaunchesOptions = {}): Promis
   const glob = opts.kernel ? kernelGlobSql(opts.kernel) : undefined;
   const groups: LaunchGroup[] = [];
   const latency: SubmitLatency[] = [];
+  const correlation: LaunchCorrelation[] = [];
   for (const dev of plan.devices) {
     const scope = { capture_id: dev.capture_id, device: dev.device, queue: null };
     const raw = await store.query(LAUNCH_GROUP_SHAPE, launchGroupsSql(launchRowsSql(plan.spec, scope, glob), opts.rowsPerDispatch));
     groups.push(...evaluateGroups(dev.capture_id, dev.device, raw, ratioMin, flat));
-    latency.push(await submitLatency(store, plan.spec, scope, dev, opts.slowestSubmissions ?? LAUNCH_DEFAULTS.slowestSubmissions));
+    const lc = await launchCorrelation(store, plan.spec, scope, dev);
+    correlation.push(lc);
+    const sl = await submitLatency(store, plan.spec, scope, dev, opts.slowestSubmissions ?? LAUNCH_DEFAULTS.slowestSubmissions);
+    // a source with launch calls but no submissions: say where the launch numbers are instead
+    latency.push(sl.submissions === 0 && lc.linked > 0 ? { ...sl, note: `no submissions in this source; its ${lc.linked} kernels are linked to launch calls instead (launch-to-start delay below)` } : sl);
   }
   if (opts.kernel && groups.length === 0) {
     throw new TickwiseError('nothing-selected', analyzerMessages.costNoMatch(opts.kernel, []));
@@ -179,6 +283,8 @@ export async function launches(store: Store, opts: LaunchesOptions = {}): Promis
     groups,
     submit_latency: latency,
     npu_commands: await npuCommands(store, captureIds),
+    launch_correlation: correlation,
+    launch_bound_rule: LAUNCH_BOUND_RULE.text,
   };
 }
 

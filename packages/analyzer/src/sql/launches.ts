@@ -132,3 +132,59 @@ export function npuCommandsSql(captureIds: readonly number[]): string {
 export function countSql(relation: string): string {
   return `SELECT count(*)::BIGINT AS n FROM (${relation})`;
 }
+
+/**
+ * Launch correlation of one device's rows (a relation of `correlatedWorkSql`
+ * rows): one row of totals, delay (device start - launch call start)
+ * quantiles, and the device-wide idle split by whether the row after each
+ * gap was launched after the gap began (the host was late). See
+ * `LAUNCH_CORRELATION_SHAPE` in launches.ts.
+ */
+export function launchCorrelationSql(correlated: string): string {
+  return `WITH r AS MATERIALIZED (${correlated}),
+  g AS (SELECT start_ns, launch_ns, max(end_ns) OVER (ORDER BY start_ns, end_ns ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pm FROM r)
+  SELECT (SELECT count(*) FROM r)::BIGINT AS rows,
+    (SELECT count(launch_ns) FROM r)::BIGINT AS linked,
+    (SELECT count(DISTINCT correlation_id) FILTER (WHERE launch_ns IS NOT NULL) FROM r)::BIGINT AS launch_calls,
+    (SELECT avg(start_ns - launch_ns) FROM r) AS mean_delay_ns,
+    (SELECT quantile_cont(start_ns - launch_ns, 0.5) FROM r) AS median_delay_ns,
+    (SELECT quantile_cont(start_ns - launch_ns, 0.9) FROM r) AS p90_delay_ns,
+    (SELECT quantile_cont(start_ns - launch_ns, 0.99) FROM r) AS p99_delay_ns,
+    (SELECT min(start_ns - launch_ns) FROM r)::BIGINT AS min_delay_ns,
+    (SELECT max(start_ns - launch_ns) FROM r)::BIGINT AS max_delay_ns,
+    (SELECT count(*) FILTER (WHERE start_ns < launch_ns) FROM r)::BIGINT AS negative_delay,
+    (SELECT max(end_ns) - min(start_ns) FROM r)::BIGINT AS span_ns,
+    (SELECT coalesce(sum(start_ns - pm) FILTER (WHERE start_ns > pm), 0) FROM g)::BIGINT AS idle_ns,
+    (SELECT coalesce(sum(start_ns - pm) FILTER (WHERE start_ns > pm AND launch_ns > pm), 0) FROM g)::BIGINT AS host_wait_idle_ns,
+    (SELECT count(*) FILTER (WHERE start_ns > pm) FROM g)::BIGINT AS gaps,
+    (SELECT count(*) FILTER (WHERE start_ns > pm AND launch_ns > pm) FROM g)::BIGINT AS host_wait_gaps`;
+}
+
+/** Linked rows per launch API name (cudaLaunchKernel, cuLaunchKernelEx, hipLaunchKernel...): `api`, `op`, `launches`. */
+export function launchApisSql(correlated: string): string {
+  return `SELECT coalesce(launch_name, '?') AS api, launch_op AS op, count(*)::BIGINT AS launches
+    FROM (${correlated}) WHERE launch_ns IS NOT NULL GROUP BY ALL ORDER BY launches DESC, api`;
+}
+
+/** Per kernel: launches (rows), rows linked to a launch call, median delay. `limit` kernels with the most launches. */
+export function launchesPerKernelSql(correlated: string, limit: number): string {
+  return `SELECT coalesce(kernel, 'unknown') AS kernel, count(*)::BIGINT AS launches, count(launch_ns)::BIGINT AS linked,
+      quantile_cont(start_ns - launch_ns, 0.5) AS median_delay_ns, sum(dur_ns)::BIGINT AS total_ns
+    FROM (${correlated}) GROUP BY 1 ORDER BY launches DESC, total_ns DESC, kernel LIMIT ${sqlInt(limit)}`;
+}
+
+/**
+ * Queue depth over time: rows launched but not finished (+1 at the launch
+ * call's start, -1 at the row's end), over linked rows. Per depth (capped
+ * at `cap`, the last bucket "cap or more"): the time spent at it (`ns`);
+ * and the maximum depth (`max_depth`, on every row).
+ */
+export function queueDepthSql(correlated: string, cap: number): string {
+  return `WITH ev AS (
+    SELECT launch_ns AS t, 1 AS d FROM (${correlated}) WHERE launch_ns IS NOT NULL
+    UNION ALL SELECT end_ns AS t, -1 AS d FROM (${correlated}) WHERE launch_ns IS NOT NULL
+  ),
+  c AS (SELECT t, sum(d) OVER o AS depth, lead(t) OVER o AS nt FROM ev WINDOW o AS (ORDER BY t, d ROWS UNBOUNDED PRECEDING))
+  SELECT least(depth, ${sqlInt(cap)})::BIGINT AS depth, sum(nt - t)::BIGINT AS ns, (SELECT max(depth) FROM c)::BIGINT AS max_depth
+  FROM c WHERE nt IS NOT NULL GROUP BY 1 ORDER BY 1`;
+}

@@ -12,6 +12,7 @@
  * each row --correlation id--> its launch call on the host (launch_ns), when the source links them:
  *   Kineto: dispatches.event_id = host_events.event_id (CUPTI correlation, cuda_runtime / cuda_driver)
  *   recorder CUDA: host_events (cuda_api).submission_id = the correlation id
+ *   (rocprofv3: not linked, its dispatches keep no correlation id; IREE: no launch calls)
  * ```
  */
 import { sqlInt } from './quote';
@@ -82,18 +83,29 @@ export function hostWorkCountSql(spec: SelectionSpec, scope?: Scope): string {
 }
 
 /**
+ * Host events that are launch API calls carrying the correlation id of the
+ * device work they enqueue: Kineto's `cuda_runtime` / `cuda_driver` slices
+ * (CUPTI correlation in `event_id`; Kineto on ROCm writes HIP calls under
+ * `cuda_runtime` too) and the recorder's `cuda_api` events (correlation in
+ * `submission_id`). Not linked: rocprofv3 (its dispatch rows keep the
+ * dispatch id, not the correlation id, in `event_id`) and IREE (host
+ * execution events are not launches).
+ */
+export const LAUNCH_CALL_PREDICATE = `((kind = 'slice' AND op IN ('cuda_runtime', 'cuda_driver')) OR kind = 'cuda_api')`;
+
+/**
  * The launch call of each correlation id: one row per (capture_id,
- * correlation_id) with the earliest host start of a non-work host event
- * carrying it (`launch_ns`), its name, and whether it is a driver call.
+ * correlation_id) with the earliest host start of a launch call
+ * ({@link LAUNCH_CALL_PREDICATE}) carrying it (`launch_ns`), its name, and whether it is a driver call.
  */
 export function launchCallsSql(): string {
   return `SELECT capture_id, corr AS correlation_id, arg_min(start_ns, start_ns) AS launch_ns, arg_min(name, start_ns) AS launch_name,
       arg_min(op, start_ns) AS launch_op
     FROM (
-      SELECT capture_id, CASE WHEN kind IN ('cuda_api', 'hip_api') AND submission_id IS NOT NULL THEN submission_id ELSE event_id END AS corr,
+      SELECT capture_id, CASE WHEN kind = 'cuda_api' THEN submission_id ELSE event_id END AS corr,
         start_ns, name, op
       FROM host_events
-      WHERE kind NOT IN (${list(DEVICE_WORK_HOST_KINDS)}) AND start_ns IS NOT NULL
+      WHERE ${LAUNCH_CALL_PREDICATE} AND start_ns IS NOT NULL
     )
     WHERE corr IS NOT NULL
     GROUP BY capture_id, corr`;

@@ -1,6 +1,6 @@
 import type { CommandModule } from 'yargs';
-import { LAUNCH_DEFAULTS, launches, type LaunchGroup } from '@tickwise/analyzer';
-import { withAnalysis, selectionOptions, header, captures, dur, excludedNote, type AnalysisArgs } from '../analysis-options';
+import { LAUNCH_DEFAULTS, launches, QUEUE_DEPTH_CAP, type LaunchGroup } from '@tickwise/analyzer';
+import { withAnalysis, selectionOptions, header, captures, dur, pct, excludedNote, type AnalysisArgs } from '../analysis-options';
 import { withStore } from '../options';
 import { formatJson, formatTable, out } from '../output';
 
@@ -65,6 +65,27 @@ export const launchesCommand: CommandModule<object, Args> = {
         }))));
       }
       for (const s of r.submit_latency.filter((v) => v.note)) lines.push(`  capture ${s.capture_id} device ${s.device}: ${s.note}`);
+      const lc = r.launch_correlation.filter((c) => c.linked > 0);
+      if (lc.length) {
+        lines.push('\nlaunch calls (each kernel linked to its launch API call by correlation id): launch-to-start delay = device start - call start');
+        lines.push(formatTable(['capture', 'device', 'kernels', 'linked', 'kernels/call', 'mean', 'median', 'p90', 'p99', 'max', 'idle', 'host-late idle', 'verdict'], lc.map((c) => ({
+          capture: c.capture_id, device: c.device, kernels: c.kernels, linked: c.linked, 'kernels/call': c.kernels_per_launch === null ? '-' : Number(c.kernels_per_launch.toFixed(3)),
+          mean: dur(c.delay.mean_ns), median: dur(c.delay.median_ns), p90: dur(c.delay.p90_ns), p99: dur(c.delay.p99_ns), max: dur(c.delay.max_ns),
+          idle: pct(c.idle_fraction), 'host-late idle': pct(c.host_wait_share_of_idle), verdict: c.verdict.toUpperCase(),
+        }))));
+        for (const c of lc) {
+          lines.push(`
+capture ${c.capture_id} device ${c.device}: launches per API: ${c.apis.map((a) => `${a.api} ${a.launches}`).join(', ')}`);
+          const depthTotal = c.queue_depth.reduce((a, d) => a + d.ns, 0n);
+          lines.push(`  queue depth (kernels launched, not finished): max ${c.max_queue_depth}, time-weighted mean ${c.mean_queue_depth === null ? '-' : c.mean_queue_depth.toFixed(2)}; time at depth: ${c.queue_depth.map((d) => `${d.depth}${d.depth >= QUEUE_DEPTH_CAP ? '+' : ''} ${pct(depthTotal > 0n ? Number(d.ns) / Number(depthTotal) : null)}`).join(', ')}`);
+          lines.push(formatTable(['kernel', 'launches', 'linked', 'median delay', 'total'], c.per_kernel.map((k) => ({
+            kernel: k.kernel.length > 80 ? `${k.kernel.slice(0, 77)}...` : k.kernel, launches: k.launches, linked: k.linked, 'median delay': dur(k.median_delay_ns), total: dur(k.total_ns),
+          }))));
+          if (c.note) lines.push(`  ${c.note}`);
+        }
+        lines.push(`(${r.launch_bound_rule})`);
+      }
+      for (const c of r.launch_correlation.filter((x) => x.linked === 0 && x.kernels > 0)) lines.push(`  capture ${c.capture_id} device ${c.device}: ${c.note}`);
       if (r.npu_commands.length) {
         lines.push('\nNPU commands (EXEC_CMD to observed completion):');
         lines.push(formatTable(['capture', 'device', 'hwctx', 'exec calls', 'commands', 'commands/exec', 'completed', 'mean', 'median', 'p90', 'max', 'in ioctl'], r.npu_commands.map((n) => ({
