@@ -92,3 +92,22 @@ describe.skipIf(!HAVE)('devices of one capture compare (issue 15.5)', () => {
     for (const p of r.device_pairs) expect(p.overlap_ns).toBeGreaterThan(0);
   });
 });
+
+describe.skipIf(!HAVE)('launches on Kineto data (issue 15.3)', () => {
+  it('tracelens_b200_eager_trace: every kernel linked (cuLaunchKernelEx included), GPU 87 % idle, launch-bound', () => {
+    const out = tickwise(['launches', join(DIR, 'tracelens_b200_eager_trace.json.gz'), '--json'], ROOT);
+    expect(out.status, out.stderr).toBe(0);
+    const r = JSON.parse(out.stdout) as { launch_correlation: { kernels: number; linked: number; apis: { api: string; launches: number }[]; verdict: string; idle_fraction: number; max_queue_depth: number; delay: { min_ns: number; negative: number } }[]; submit_latency: { note: string | null }[] };
+    const c = r.launch_correlation[0]!;
+    // truth.json: 768 kernels on the device
+    expect(c.kernels).toBe(768);
+    expect(c.linked).toBe(768);
+    expect(Object.fromEntries(c.apis.map((a) => [a.api, a.launches]))).toEqual({ cudaLaunchKernel: 367, cuLaunchKernelEx: 220, cudaLaunchKernelExC: 180, cuLaunchKernel: 1 });
+    // idle = span - busy union of truth.json: 1 - 10793638 / 83365710
+    expect(c.idle_fraction).toBeCloseTo(1 - 10793638 / 83365710, 9);
+    expect(c.verdict).toBe('launch-bound');
+    expect(c.delay.negative).toBe(0);
+    expect(c.max_queue_depth).toBeGreaterThanOrEqual(1);
+    expect(r.submit_latency[0]!.note).not.toMatch(/no host submit times/);
+  });
+});
