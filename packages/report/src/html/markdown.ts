@@ -13,10 +13,15 @@ export function slug(text: string): string {
   return text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'section';
 }
 
-/** A link target that cannot run script: http(s), or no scheme at all (relative, #anchor). */
-function safeHref(url: string): string | null {
+/**
+ * A link target that cannot run script nor reach a host the author did not
+ * spell out: http(s), or a relative path or #anchor. Scheme-relative links
+ * (`//host/x`, and the backslash forms browsers read the same way) are dropped.
+ */
+export function safeHref(url: string): string | null {
   const u = url.trim();
   if (/^https?:\/\//i.test(u)) return u;
+  if (/^[\\/]{2}/.test(u) || /^[\\/][\t\n\r ]*[\\/]/.test(u)) return null;
   if (/^[a-z][a-z0-9+.-]*:/i.test(u)) return null;
   return u;
 }

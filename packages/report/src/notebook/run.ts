@@ -57,8 +57,38 @@ export function bindData(spec: Record<string, unknown>, rows: readonly Record<st
   return { ...spec, data: { values: toJsonSafe(rows) } };
 }
 
-/** Runs every cell in order; see the module comment. */
+/**
+ * What a notebook may do: read the store, nothing else. A notebook may come
+ * from someone else, so its cells run with DuckDB's external access off (no
+ * files read or written: COPY, read_csv, read_blob, ATTACH, EXPORT; no
+ * extension installed or loaded) and the configuration locked so a cell
+ * cannot turn it back on. This applies to the connection for the rest of
+ * its life. `tickwise sql` keeps full power: its SQL is the user's own.
+ */
+export const NOTEBOOK_SANDBOX = [
+  'SET autoinstall_known_extensions = false',
+  'SET autoload_known_extensions = false',
+  'SET allow_community_extensions = false',
+  'SET enable_external_access = false',
+  'SET lock_configuration = true',
+] as const;
+
+async function sandbox(store: Store): Promise<void> {
+  for (const s of NOTEBOOK_SANDBOX) {
+    try {
+      await store.run(s);
+    } catch (e) {
+      // already locked by an earlier run on this connection: check it holds
+      const r = await store.rows(`SELECT value FROM duckdb_settings() WHERE name = 'enable_external_access'`);
+      if (String(r[0]?.['value']).toLowerCase() !== 'false') throw e;
+      return;
+    }
+  }
+}
+
+/** Runs every cell in order, in the sandbox ({@link NOTEBOOK_SANDBOX}); see the module comment. */
 export async function runNotebook(store: Store, notebook: Notebook): Promise<NotebookRun> {
+  await sandbox(store);
   const named = new Map<string, SqlResult>();
   const cells: (MarkdownCell | SqlResult | VegaLiteResult)[] = [];
   const file = notebook.file;
