@@ -575,9 +575,11 @@ export function loaderModel(exe: ElfInfo, opts: ResolveOptions = {}): LoaderMode
     const cpu = cpuInfo();
     const intel = cpu?.vendor === 'GenuineIntel';
     const has = (xs: string[]) => cpu !== null && xs.every((x) => cpu.flags.has(x));
-    // sysdeps/x86: HWCAP_X86_AVX512_1 on Intel with AVX512CD, BW, DQ, VL but not ER; "tls" always; platform only if named.
+    // sysdeps/x86: HWCAP_X86_AVX512_1 on Intel with AVX512CD, BW, DQ, VL but not ER; "tls" always; the
+    // platform always: "haswell"/"xeon_phi" where glibc names one (Intel), else the kernel's AT_PLATFORM
+    // ("x86_64", as on AMD CPUs: LD_DEBUG=libs shows tls/x86_64/x86_64 there)
     const avx512 = intel && has(['avx512cd', 'avx512bw', 'avx512dq', 'avx512vl']) && !has(['avx512er']);
-    legacy = ['tls', ...(platform === 'haswell' || platform === 'xeon_phi' ? [platform] : []), ...(avx512 ? ['avx512_1'] : []), 'x86_64'];
+    legacy = ['tls', ...(platform ? [platform] : []), ...(avx512 ? ['avx512_1'] : []), 'x86_64'];
   }
   const hwcaps = opts.hwcaps_subdirs ? [...opts.hwcaps_subdirs] : glibcMinor !== null && glibcMinor < 33 ? [] : defaultHwcaps(m);
   return {
