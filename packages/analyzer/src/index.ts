@@ -36,4 +36,5 @@ export * from './diff';
 export * from './sql/launches';
 export * from './sql/work';
 export * from './stage-costs';
+export * from './glob';
 export * from './energy';

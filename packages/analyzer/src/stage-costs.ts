@@ -35,6 +35,7 @@ import { gemmShapeFromName } from './cost';
 import { planSources, whereLabel, withSegments, type DevicePlan, type SelectionOptions } from './selection';
 import { resolveSegments, type Segment } from './segments';
 import { kernelGlobSql } from './sql/cost';
+import { globMatcher } from './glob';
 import { selectionSql } from './sql/selection';
 
 /** The stage roles of a Llama-style prefill (the keys of `@tickwise/ceiling`'s STAGE_KINDS). */
@@ -230,26 +231,8 @@ function segmentFacts(rows: readonly { segment: number; start_ns: bigint; end_ns
   });
 }
 
-/** GLOB semantics of DuckDB (`*`, `?`, `[...]`), case-sensitive, for matching names in JS. */
-export function globToRegExp(glob: string): RegExp {
-  let out = '';
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i]!;
-    if (c === '*') out += '.*';
-    else if (c === '?') out += '.';
-    else if (c === '[') {
-      const j = glob.indexOf(']', i + 1);
-      if (j < 0) out += '\\[';
-      else {
-        let body = glob.slice(i + 1, j);
-        if (body.startsWith('!')) body = '^' + body.slice(1);
-        out += `[${body.replace(/\\/g, '\\\\')}]`;
-        i = j;
-      }
-    } else out += c.replace(/[.+^${}()|\\]/g, '\\$&');
-  }
-  return new RegExp(`^${out}$`, 's');
-}
+/** @deprecated the name of {@link globMatcher} before it matched DuckDB's GLOB exactly. */
+export const globToRegExp = globMatcher;
 
 interface KernelInfo {
   readonly kernel: string;
@@ -282,7 +265,7 @@ export function classifyKernels(
     const globs = patterns[role];
     if (!globs || globs.length === 0) continue;
     overridden.add(role);
-    const rx = globs.map(globToRegExp);
+    const rx = globs.map(globMatcher);
     rules.set(role, `--stage ${role}=${globs.join(',')}`);
     for (const k of kernels) if (rx.some((r) => r.test(k.kernel))) add(role, k.kernel, rules.get(role)!);
     if (!roles.has(role)) notes.push(`--stage ${role}=${globs.join(',')} matches no kernel of the selected dispatches`);

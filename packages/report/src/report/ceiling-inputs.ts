@@ -11,7 +11,7 @@
  * rows per dispatch           : --gpu/npu-rows-per-dispatch, else the M in the kernel's name
  * ```
  */
-import { gemmShapeFromName, rowGroupCost, type CostResult } from '@tickwise/analyzer';
+import { gemmShapeFromName, globMatch, rowGroupCost, type CostResult } from '@tickwise/analyzer';
 import { ceiling, constantCost, type CeilingInput, type CeilingResult } from '@tickwise/ceiling';
 import type { Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
@@ -166,23 +166,5 @@ export async function resolveCeiling(
   return { kind: 'result', result, inputs: found };
 }
 
-/** DuckDB-style GLOB in JS (`*`, `?`, `[...]`, `[!...]`), for picking kernels from names already loaded. */
-export function globMatches(glob: string, name: string): boolean {
-  let re = '^';
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i]!;
-    if (c === '*') re += '.*';
-    else if (c === '?') re += '.';
-    else if (c === '[') {
-      const end = glob.indexOf(']', i + 2);
-      if (end < 0) re += '\\[';
-      else {
-        let cls = glob.slice(i + 1, end);
-        if (cls.startsWith('!')) cls = '^' + cls.slice(1);
-        re += `[${cls.replace(/\\/g, '\\\\')}]`;
-        i = end;
-      }
-    } else re += c.replace(/[.+^${}()|\\]/g, '\\$&');
-  }
-  return new RegExp(re + '$', 's').test(name);
-}
+/** DuckDB's GLOB (one implementation, in the analyzer), for picking kernels from names already loaded. */
+export const globMatches = globMatch;
