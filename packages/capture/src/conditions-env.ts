@@ -94,7 +94,8 @@ const SECRET_OPTION = /^--?[A-Za-z0-9_-]*(token|secret|passw(or)?d|passphrase|cr
 export function redactArgv(argv: readonly string[]): string[] {
   const out: string[] = [];
   let hideNext = false;
-  for (const word of argv) {
+  for (const given of argv) {
+    const word = String(given); // a caller may hand over numbers ("-p 2048" parsed by an option parser)
     if (hideNext) {
       out.push('<redacted>');
       hideNext = false;

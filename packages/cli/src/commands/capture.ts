@@ -80,7 +80,9 @@ export const captureCommand: CommandModule<object, Args> = {
       .option('ring-records', { type: 'number', describe: 'per-thread ring capacity in records (default the recorder\'s)' })
       .parserConfiguration({ 'populate--': true }) as never,
   handler: async (argv) => {
-    const command = ((argv as unknown as Record<string, unknown>)['--'] as string[] | undefined) ?? [];
+    // the program's words exactly as typed: yargs' '--' list turns "2048" into a number and "-" into stdin's name
+    const rawAt = process.argv.indexOf('--');
+    const command = rawAt >= 0 ? process.argv.slice(rawAt + 1) : (((argv as unknown as Record<string, unknown>)['--'] as unknown[] | undefined) ?? []).map(String);
     if (command.length === 0) throw new TickwiseError('usage', 'name the program after --: tickwise capture --out run/ -- ./app args');
     const backends = argv.backend.split(',').map((b) => b.trim()).filter(Boolean);
     for (const b of backends) {
