@@ -111,3 +111,18 @@ describe.skipIf(!HAVE)('launches on Kineto data (issue 15.3)', () => {
     expect(r.submit_latency[0]!.note).not.toMatch(/no host submit times/);
   });
 });
+
+describe.skipIf(!HAVE)('segments on Kineto data (issue 15.4)', () => {
+  it('hta_trace_diff_control: 6 profiler steps (ProfilerStep#N) = 6 segments of 1428 kernels (8568 in truth.json); stream syncs refused with a reason; check agrees', () => {
+    const path = join(DIR, 'hta_trace_diff_control.json.gz');
+    const out = tickwise(['segments', path, '--json'], ROOT);
+    expect(out.status, out.stderr).toBe(0);
+    const d = (JSON.parse(out.stdout) as { devices: { method: string; period_dispatches: number; summary: { count: number }; refused: { method: string; reason: string }[] }[] }).devices[0]!;
+    expect(d.method).toBe('profiler_steps');
+    expect(d.summary.count).toBe(6);
+    expect(d.period_dispatches * 6).toBe(8568);
+    const chk = tickwise(['check', path, '--json'], ROOT);
+    const findings = (JSON.parse(chk.stdout) as { findings: { code: string; segments?: number }[] }).findings.filter((f) => f.code === 'cold-first-pass');
+    for (const f of findings) expect(f.segments).toBe(6);
+  });
+});
