@@ -17,6 +17,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -222,15 +223,31 @@ void add_tool(rocprofiler_configure_func_t f, std::vector<rocprofiler_configure_
 }
 
 // fork: hold every lock across it, so that the child's copies are consistent.
+// wake_mu too: the delivery thread may hold it at the instant of fork, and a
+// child that inherited it locked would hang in sdk_atexit.
 void atfork_prepare() {
   if (!g_sdk) return;
   g_sdk->mu.lock();
   for (auto& b : g_sdk->buffers) b->deliver_mu.lock(), b->mu.lock();
+  g_sdk->wake_mu.lock();
 }
 void atfork_release() {
   if (!g_sdk) return;
+  g_sdk->wake_mu.unlock();
   for (auto& b : g_sdk->buffers) b->mu.unlock(), b->deliver_mu.unlock();
   g_sdk->mu.unlock();
+}
+// The child has no delivery thread: the parent's handle names a thread that
+// does not exist here, and glibc may hand its descriptor to the next thread
+// the child creates (e.g. the recorder's drain thread), so joining it at exit
+// could wait on the wrong thread forever. Forget the handle (never join or
+// detach it) and start the child's own delivery thread.
+void atfork_child() {
+  if (!g_sdk) return;
+  atfork_release();
+  new (&g_sdk->wake) std::condition_variable();
+  new (&g_sdk->delivery) std::thread();
+  if (!g_sdk->stop) g_sdk->delivery = std::thread(delivery_main);
 }
 
 }  // namespace
@@ -260,7 +277,7 @@ SDK_EXPORT int rocprofiler_set_api_table(const char* name, uint64_t, uint64_t, v
   g_sdk->configuring = false;
   g_sdk->delivery = std::thread(delivery_main);
   atexit(sdk_atexit);
-  pthread_atfork(atfork_prepare, atfork_release, atfork_release);
+  pthread_atfork(atfork_prepare, atfork_release, atfork_child);
   table->report_dispatch = report_dispatch;
   return 0;
 }

@@ -4,11 +4,13 @@
 //   tw_recorder_tests <test>     (ctest runs one process per test)
 // Environment (set by CMake): TW_BIN_DIR, TW_RECORDER, TW_FAKE_XDNA,
 // TW_PRELOAD_FIRST (the ASan runtime in sanitizer builds), TW_TMP.
+#include <dirent.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -98,15 +100,47 @@ pid_t spawn(const std::string& exe, const Run& r) {
   envp.push_back(nullptr);
   pid_t pid = fork();
   if (pid == 0) {
+    setpgid(0, 0);  // its own process group: a hung app and its children are killed together
     execve(exe.c_str(), argv.data(), envp.data());
     _exit(127);
   }
   return pid;
 }
 
+/// Stacks of every process in the group, for a hang's diagnosis (gdb if present).
+void dump_group_stacks(pid_t pgid) {
+  if (system("command -v gdb >/dev/null 2>&1") != 0) return;
+  DIR* proc = opendir("/proc");
+  if (!proc) return;
+  std::vector<pid_t> pids;
+  while (dirent* e = readdir(proc)) {
+    const pid_t p = pid_t(atoi(e->d_name));
+    if (p > 0 && getpgid(p) == pgid) pids.push_back(p);
+  }
+  closedir(proc);
+  for (pid_t p : pids) {
+    fprintf(stderr, "---- stacks of %d\n", int(p));
+    const std::string cmd = "gdb -batch -p " + std::to_string(p) + " -ex 'thread apply all bt' >&2 2>&1";
+    (void)!system(cmd.c_str());
+  }
+}
+
+/// Waits for the app; a hang is a test failure with stacks, never a ctest time-out.
 int wait_status(pid_t pid) {
   int st = 0;
+  const int limit_s = getenv("TW_APP_TIMEOUT_S") ? atoi(getenv("TW_APP_TIMEOUT_S")) : 60;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(limit_s);
+  for (;;) {
+    const pid_t r = waitpid(pid, &st, WNOHANG);
+    if (r == pid || (r < 0 && errno != EINTR)) return st;
+    if (std::chrono::steady_clock::now() > deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  fprintf(stderr, "app %d still running after %d s: a hang\n", int(pid), limit_s);
+  dump_group_stacks(pid);
+  kill(-pid, SIGKILL);
   waitpid(pid, &st, 0);
+  CHECK(false, "app %d hung (killed after %d s)", int(pid), limit_s);
   return st;
 }
 

@@ -935,6 +935,10 @@ void atfork_child() {
   // Fresh locks: the parent's other threads do not exist here.
   new (&s.reg_mu) std::mutex();
   new (&s.names_mu) std::mutex();
+  // The parent's drain thread may have held helper_mu at the instant of fork.
+  new (&s.helper_mu) std::mutex();
+  s.helper_open = false;
+  new (&s.helper_records) std::vector<fmt::Record>();  // may be mid-update: forget it
   const uint32_t parent = s.pid;
   s.pid = uint32_t(getpid());
   if (s.fd >= 0) close(s.fd);  // the parent's file: never written from here

@@ -88,10 +88,8 @@ export function baseName(p: string): string {
   return p.split('/').pop() ?? p;
 }
 
-/** A SQL string literal. */
-export function sqlString(s: string): string {
-  return `'${s.replaceAll("'", "''")}'`;
-}
+/** A SQL string literal (the store's one quoting; re-exported for the readers). */
+export { sqlString } from '@tickwise/store';
 
 /** DuckDB's compression argument for a source's compression. */
 export function duckdbCompression(c: string): string {

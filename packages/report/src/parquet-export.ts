@@ -7,7 +7,7 @@
  */
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { TABLE_NAMES, SCHEMA_VERSION, type Store, type TableName } from '@tickwise/store';
+import { TABLE_NAMES, SCHEMA_VERSION, sqlString, type Store, type TableName } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import { reportMessages as msg } from './messages';
 
@@ -26,10 +26,6 @@ export interface ParquetTableFile {
   readonly path: string;
   readonly rows: number;
   readonly partitioned: boolean;
-}
-
-function sqlString(s: string): string {
-  return `'${s.replaceAll("'", "''")}'`;
 }
 
 function ident(s: string): string {

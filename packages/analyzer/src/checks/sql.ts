@@ -32,7 +32,5 @@ export function timedDispatchesSql(scope: CheckScope): string {
     WHERE c.valid AND c.start_ns IS NOT NULL AND c.end_ns IS NOT NULL AND c.end_ns >= c.start_ns)`;
 }
 
-/** A SQL string literal. */
-export function sqlString(s: string): string {
-  return `'${s.replaceAll("'", "''")}'`;
-}
+/** A SQL string literal (the store's one quoting). */
+export { sqlString } from '@tickwise/store';

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { QueryError, type DeviceKind, type Severity, type Store } from '@tickwise/store';
+import { QueryError, sqlString, type DeviceKind, type Severity, type Store } from '@tickwise/store';
 import { FIT_DEN, TickwiseError, fitClock, mapFromFrequency, type ClockFit, type ClockSample } from '@tickwise/time';
 import { captureMessages } from '../messages';
 import { sanitizeJsonl } from '../jsonl-sanitize';
@@ -127,10 +127,6 @@ export function ireeperfColumnsSql(): string {
 
 function columnsSql(): string {
   return '{' + Object.entries(STAGE_COLUMNS).map(([k, v]) => `'${k}': '${v}'`).join(', ') + '}';
-}
-
-function sqlString(s: string): string {
-  return `'${s.replaceAll("'", "''")}'`;
 }
 
 function readJsonSql(path: string, compression: string, columns: string): string {

@@ -1,5 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { TickwiseError } from '@tickwise/time';
+import { sqlString } from '@tickwise/store';
 import { installViews } from '@tickwise/analyzer';
 import { withStore, type InputArgs } from '../options';
 import { formatCsv, formatJson, formatTable, out } from '../output';
@@ -7,10 +8,6 @@ import { formatCsv, formatJson, formatTable, out } from '../output';
 interface Args extends InputArgs {
   args: string[];
   out?: string;
-}
-
-function sqlString(s: string): string {
-  return `'${s.replaceAll("'", "''")}'`;
 }
 
 /** `tickwise sql <input...> "<query>"`: SQL over the store. */
