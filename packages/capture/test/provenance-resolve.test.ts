@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildElf } from './provenance-elf-builder';
-import { comparePin, loaderModel, makePin, parseLdCache, readElf, resolveLibraries, searchSubdirs, type LibraryResolution } from '../src/provenance/index';
+import { checkWithRealLoader, comparePin, loaderModel, makePin, parseLdCache, parseLoaderList, provenanceOf, readElf, resolveLibraries, searchSubdirs, type LibraryResolution } from '../src/provenance/index';
 import { readFileSync } from 'node:fs';
 
 /**
@@ -315,5 +315,39 @@ describe('pins', () => {
     const withPreload = await resolveLibraries(exe, { env: { LD_LIBRARY_PATH: dir('A'), LD_PRELOAD: `${dir('C/libbar.so')} libz.so.1` } });
     expect(withPreload.libraries.find((l) => l.name === dir('C/libbar.so'))?.names).toEqual([dir('C/libbar.so'), 'libbar.so']);
     expect(comparePin(pin, withPreload).map((d) => [d.code, d.name, d.observed_path])).toEqual([['unpinned', 'libz.so.1', '/lib/x86_64-linux-gnu/libz.so.1']]);
+  });
+});
+
+describe('the real loader\'s second opinion (ld.so in trace mode) beside the model', () => {
+  it('agrees with the model on a built program, plain and with LD_LIBRARY_PATH into glibc-hwcaps', async () => {
+    for (const env of [{}, { LD_LIBRARY_PATH: dir('H') }]) {
+      const r = await provenanceOf(dir('bin/app_plain'), { env, facts: false });
+      expect(r.loader_check, JSON.stringify(r.notes)).not.toBeNull();
+      expect(r.loader_check!.listed).toBeGreaterThanOrEqual(2);
+      expect(r.loader_check!.differences).toEqual([]);
+      expect(r.notes.join('\n')).not.toMatch(/disagrees/);
+    }
+  });
+
+  it('names the library when the model places it elsewhere than the loader (the stale-library trap)', async () => {
+    const r = await provenanceOf(dir('bin/app_runpath'), { facts: false, ask_loader: false });
+    const foo = r.libraries.find((l) => l.name === 'libfoo.so')!;
+    const realPath = foo.path;
+    foo.path = dir('A/libfoo.so') === realpathSync(realPath!) ? dir('H/libfoo.so') : dir('A/libfoo.so');
+    const check = checkWithRealLoader(r);
+    expect(check!.differences).toEqual([{ name: 'libfoo.so', model_path: realpathSync(foo.path), loader_path: realpathSync(realPath!) }]);
+    expect(r.notes.join('\n')).toMatch(/real loader .* disagrees with the model on 1 library: libfoo\.so/);
+  });
+
+  it('a program for another machine: the loader is not asked, and a note says why', async () => {
+    const r = await provenanceOf(dir('bin/app_plain'), { facts: false, ask_loader: false });
+    r.elf = { ...r.elf!, machine_name: 'AArch64' };
+    expect(checkWithRealLoader(r)).toBeNull();
+    expect(r.notes.join('\n')).toMatch(/not asked: the program is for AArch64/);
+  });
+
+  it('parses the loader trace output: arrows, not found, bare paths, the vdso left out', () => {
+    const m = parseLoaderList('\tlinux-vdso.so.1 (0x00007ffd)\n\tlibfoo.so => /x/libfoo.so (0x00007f00)\n\tlibgone.so => not found\n\t/lib64/ld-linux-x86-64.so.2 (0x00007f11)\n');
+    expect([...m]).toEqual([['libfoo.so', '/x/libfoo.so'], ['libgone.so', null], ['/lib64/ld-linux-x86-64.so.2', '/lib64/ld-linux-x86-64.so.2']]);
   });
 });

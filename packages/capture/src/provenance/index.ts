@@ -11,3 +11,4 @@ export * from './ld-cache';
 export * from './resolve-libs';
 export * from './pin';
 export * from './provenance-of';
+export * from './loader-check';

@@ -10,6 +10,7 @@
  */
 import { closeSync, openSync, readSync } from 'node:fs';
 import { hasElfMagic, readElf } from './elf';
+import { checkWithRealLoader } from './loader-check';
 import { ProvenanceError } from './errors';
 import { fileFacts } from './file-facts';
 import { provenanceMessages as msg } from './messages';
@@ -19,6 +20,8 @@ import { elfKind, elfSummary, resolveLibraries, type LibraryResolution, type Res
 export interface ProvenanceOptions extends ResolveOptions {
   /** Resolve libraries: `auto` (programs with PT_INTERP only), `always` (also a shared library's own DT_NEEDED), `never`. Default `auto`. */
   deps?: 'auto' | 'always' | 'never';
+  /** Ask the real loader (`<PT_INTERP>` in trace mode, as ldd does) too when the program is for this host, and note where it disagrees. Default true. */
+  ask_loader?: boolean;
 }
 
 /** The provenance of one file: its facts, and for a program the libraries it would load. */
@@ -35,6 +38,10 @@ export async function provenanceOf(path: string, opts: ProvenanceOptions = {}): 
   if (deps === 'always' ? elf.dynamic !== null : deps === 'auto' && kind === 'executable') {
     const r = await resolveLibraries(path, opts);
     if (kind !== 'executable') r.notes.push(`${path} is a ${kind}: its DT_NEEDED were resolved as if it were the program (no PT_INTERP, so no interpreter row)`);
+    else if (opts.ask_loader !== false && opts.ld_so_cache === undefined && opts.default_dirs === undefined && opts.hwcaps_subdirs === undefined) {
+      // Only when the model ran with this host's own loader facts: with overridden facts the loader would answer another question.
+      r.loader_check = checkWithRealLoader(r, opts.cwd);
+    }
     return r;
   }
   const facts = opts.facts === false ? null : await fileFacts(path, opts.markers ?? [], { elf });

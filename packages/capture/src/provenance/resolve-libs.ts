@@ -27,6 +27,7 @@
  * not model: secure (setuid) mode, dlopen() at run time, audit modules,
  * legacy hwcap bits of ld.so.cache entries, and legacy hwcaps off x86-64.
  */
+import type { LoaderCheck } from './loader-check';
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, resolve as resolvePath } from 'node:path';
 import { DF_1_NODEFLIB, readElf, type ElfInfo } from './elf';
@@ -103,6 +104,8 @@ export interface LibraryResolution {
   loader: LoaderModel | null;
   /** Things to know about this answer (no cache, assumptions made, ...). */
   notes: string[];
+  /** The real loader's second opinion (programs for this host only); null or absent when it was not asked. */
+  loader_check?: LoaderCheck | null;
 }
 
 /** The loader facts the resolution depends on. */
