@@ -46,6 +46,11 @@ export const traceMessages = {
   declaredOnly: (device: number, hz: number) =>
     `device ${device}: ticks scaled by the declared frequency_hz ${hz} on a relative timeline (starts at 0, not aligned with host events)`,
   noFrequency: (device: number) => `device ${device}: the profile has no frequency_hz; *_ns left NULL (pass --tick-hz to assume one)`,
+  otherDevice: (device: number, name: string, n: number) =>
+    `device ${device} (${name}) is an accelerator tickwise does not model: its ${n} device span(s) imported as dispatches of a device of kind "other" (pass --device-kind to name its kind)`,
+  noDispatches: (what: string) => `the capture holds no dispatches: ${what}`,
+  queueHandles: (n: number, example: string) =>
+    `Queue_Id holds ${n} queue handle(s) (pointers such as ${example}), wider than the queue column: each handle is numbered queue 1, 2, ... of its device in order of first use and kept exactly in conditions (queue_handle.<device>.<queue>)`,
   unknownDeviceKind: (device: number) => `device ${device}: the profile does not say what kind of device it is; recorded as unknown (pass --device-kind)`,
 
   // timeline compatibility

@@ -100,7 +100,8 @@ describe('Chrome trace JSON: PyTorch / Kineto', () => {
   it('kernel totals (diff test); kernels on the GPU, memcpy and CPU ops as host events', async () => {
     const { store, result } = await load(KINETO);
     await expectGolden(store, fixture('chrome-trace', 'kineto.kernels.csv'), KERNEL_TOTALS_SQL, [result.capture_id]);
-    expect(await store.rows(`SELECT device, kind, name FROM devices`)).toEqual([{ device: 0, kind: 'gpu', name: 'GPU 0' }]);
+    // the name from the trace's deviceProperties (id 0), with the process label
+    expect(await store.rows(`SELECT device, kind, name FROM devices`)).toEqual([{ device: 0, kind: 'gpu', name: 'AMD Radeon 8060S (GPU 0)' }]);
     expect(await store.rows(`SELECT kind, op, name, device FROM host_events ORDER BY start_ns`)).toEqual([
       { kind: 'slice', op: 'Trace', name: 'PyTorch Profiler (0)', device: null },
       { kind: 'gpu_memcpy', op: 'gpu_memcpy', name: 'Memcpy HtoD (Pinned -> Device)', device: 0 },

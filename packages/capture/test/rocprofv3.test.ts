@@ -55,14 +55,18 @@ describe('rocprofv3 kernel trace CSV', () => {
     expect(diags).toEqual([{ code: 'non-positive-duration', line: 6n }, { code: 'missing-timestamp', line: 7n }]);
   });
 
-  it('reads the ROCm 6.2 header (pointer queue handles numbered per device)', async () => {
+  it('reads the ROCm 6.2 header (pointer queue handles numbered 1, 2, ... per device, each handle kept in conditions)', async () => {
     const { store, result } = await load(fixture('rocprofv3', 'kernel_trace_rocm62.csv'));
     await expectGolden(store, fixture('rocprofv3', 'kernel_trace_rocm62.kernels.csv'), KERNEL_TOTALS_SQL, [result.capture_id]);
     expect(await store.rows(`SELECT queue, workgroup_count_x, workgroup_count_y FROM dispatches ORDER BY line`)).toEqual([
-      { queue: 0, workgroup_count_x: 256, workgroup_count_y: 256 },
-      { queue: 0, workgroup_count_x: 256, workgroup_count_y: 256 },
-      { queue: 1, workgroup_count_x: 1, workgroup_count_y: 1 },
+      { queue: 1, workgroup_count_x: 256, workgroup_count_y: 256 },
+      { queue: 1, workgroup_count_x: 256, workgroup_count_y: 256 },
+      { queue: 2, workgroup_count_x: 1, workgroup_count_y: 1 },
     ]);
+    const handles = await store.rows(`SELECT key, value FROM conditions WHERE key LIKE 'queue_handle.%' ORDER BY key`);
+    expect(handles.map((h) => h['key'])).toEqual(['queue_handle.1.1', 'queue_handle.1.2']);
+    expect(handles.every((h) => BigInt(String(h['value'])) > 2147483647n)).toBe(true);
+    expect(await store.count('diagnostics', `WHERE code = 'queue-handles' AND severity = 'info'`)).toBe(1);
   });
 
   it('reads a gzip-compressed CSV as it is', async () => {

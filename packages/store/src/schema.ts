@@ -26,8 +26,8 @@ export function isTimeSource(x: string): x is TimeSource {
   return Object.hasOwn(TimeSource, x);
 }
 
-/** Kinds of device. */
-export const DeviceKind = { gpu: 'gpu', npu: 'npu', cpu: 'cpu', unknown: 'unknown' } as const;
+/** Kinds of device (`other`: an accelerator tickwise does not model, e.g. MTIA, named by its trace). */
+export const DeviceKind = { gpu: 'gpu', npu: 'npu', cpu: 'cpu', other: 'other', unknown: 'unknown' } as const;
 /** Key of {@link DeviceKind}. */
 export type DeviceKind = keyof typeof DeviceKind;
 

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { QueryError, type Store } from '@tickwise/store';
+import { QueryError, type DeviceKind, type Store } from '@tickwise/store';
 import { NS_PER, TickwiseError, decimalToNs, type TimeUnit } from '@tickwise/time';
 import type { Diagnostic, ImportOptions, ImportResult } from './ireeperf-jsonl';
 import {
@@ -39,9 +39,26 @@ const META_KEYS = ['displayTimeUnit', 'baseTimeNanoseconds', 'traceName', 'schem
 /** Event fields read as exact text. */
 const EXACT = ['ts', 'dur', 'tts', 'tdur'] as const;
 
-/** SQL: a device kind from a process name (NULL for host processes). */
-const KIND_OF = (x: string) =>
-  `CASE WHEN regexp_matches(lower(coalesce(${x}, '')), 'npu|aie|xdna|\\bipu') THEN 'npu' WHEN regexp_matches(lower(coalesce(${x}, '')), 'gpu|radeon|gfx[0-9]|\\bhip\\b|cuda') THEN 'gpu' END`;
+/**
+ * SQL: a device kind from a process's own words (its name, labels and the
+ * name Kineto's `deviceProperties` gives its device id): 'npu', 'gpu', or
+ * 'other' for an accelerator tickwise does not model (MTIA, TPU, Gaudi/HPU,
+ * XPU, or any process whose pid is a `deviceProperties` id and is not a
+ * CPU); NULL for host processes.
+ */
+const KIND_OF = (x: string, isDeviceId: string) =>
+  `CASE WHEN regexp_matches(lower(coalesce(${x}, '')), 'npu|aie|xdna|\\bipu') THEN 'npu'
+    WHEN regexp_matches(lower(coalesce(${x}, '')), 'gpu|radeon|gfx[0-9]|\\bhip\\b|cuda|nvidia|instinct|\\bmi[0-9]{3}') THEN 'gpu'
+    WHEN regexp_matches(lower(coalesce(${x}, '')), 'mtia|\\btpu|\\bhpu|gaudi|\\bxpu|accelerator') THEN 'other'
+    WHEN ${isDeviceId} AND NOT regexp_matches(lower(coalesce(${x}, '')), '\\bcpu\\b|overhead') THEN 'other' END`;
+
+/**
+ * Kineto's `cuda_sync` (and ROCm's `hip_sync`) events: "Event Sync",
+ * "Context Sync", "Stream Sync", "Stream Wait Event". Host-visible waits on
+ * a stream or event, not device work: kept as host_events of kind
+ * `cuda_sync` with their device and stream, never dispatches.
+ */
+const SYNC_CAT = `regexp_matches(lcat, '(^|[_ ,])(cuda|hip|gpu)_sync($|[ ,])')`;
 
 /** Categories that are not device kernels even inside a device process. */
 const NOT_KERNEL = `memcpy|memset|annotation|runtime|driver|cpu_op|python|user|ac2g|flow|overhead|trace`;
@@ -154,10 +171,17 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
 
       // ---- spans: X, and B/E paired per (pid, tid) by nesting depth ----
       opts.onProgress?.('pairing spans');
+      const props = deviceProperties(meta('deviceProperties'));
+      await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_devprop (id VARCHAR, name VARCHAR)`);
+      if (props.length > 0) {
+        await store.run(`INSERT INTO tw_ct_devprop VALUES ${props.map((p) => `(${sqlString(p.id)}, ${p.name === null ? 'NULL' : sqlString(p.name)})`).join(', ')}`);
+      }
       await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_proc AS
-        SELECT pid, max(CASE WHEN name = 'process_name' THEN args->>'name' END) AS pname,
-          max(CASE WHEN name = 'process_labels' THEN args->>'labels' END) AS plabels
-        FROM tw_ct WHERE ph = 'M' GROUP BY pid`);
+        SELECT p.*, dp.name AS dpname, dp.id IS NOT NULL AS is_dev_id FROM (
+          SELECT pid, max(CASE WHEN name = 'process_name' THEN args->>'name' END) AS pname,
+            max(CASE WHEN name = 'process_labels' THEN args->>'labels' END) AS plabels
+          FROM tw_ct WHERE ph = 'M' GROUP BY pid) p
+        LEFT JOIN tw_ct_devprop dp ON dp.id = p.pid`);
       await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_be AS
         SELECT *, CASE WHEN ph = 'B' THEN depth ELSE depth + 1 END AS level FROM (
           SELECT _line, ph, pid, tid, _ts, sum(CASE WHEN ph = 'B' THEN 1 ELSE -1 END)
@@ -174,12 +198,14 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
           TRY_CAST(c._ts AS HUGEINT) AS ts, CASE WHEN c.ph = 'X' THEN TRY_CAST(c._ts AS HUGEINT) + TRY_CAST(c._dur AS HUGEINT) ELSE TRY_CAST(p.e_ts AS HUGEINT) END AS te,
           c._ts IS NULL OR TRY_CAST(c._ts AS HUGEINT) IS NULL AS no_ts, c.ph = 'X' AND (c._dur IS NULL OR TRY_CAST(c._dur AS HUGEINT) IS NULL) AS no_dur,
           c.ph = 'B' AND p.b_line IS NULL AND TRY_CAST(c._ts AS HUGEINT) IS NOT NULL AS unmatched,
-          ${KIND_OF('coalesce(pr.pname, \'\') || \' \' || coalesce(pr.plabels, \'\')')} AS pkind, coalesce(pr.plabels, pr.pname) AS pname,
+          ${KIND_OF('coalesce(pr.pname, \'\') || \' \' || coalesce(pr.plabels, \'\') || \' \' || coalesce(pr.dpname, \'\')', 'coalesce(pr.is_dev_id, false)')} AS pkind,
+          coalesce(pr.plabels, pr.pname) AS pname, pr.dpname,
           lower(coalesce(c.cat, '')) AS lcat
         FROM tw_ct c LEFT JOIN tw_ct_pair p ON p.b_line = c._line LEFT JOIN tw_ct_proc pr ON pr.pid IS NOT DISTINCT FROM c.pid
         WHERE c.ph IN ('X', 'B')`);
       await store.run(`ALTER TABLE tw_ct_span ADD COLUMN class VARCHAR`);
       await store.run(`UPDATE tw_ct_span SET class = CASE
+          WHEN ${SYNC_CAT} THEN 'sync'
           WHEN regexp_matches(lcat, 'memcpy|memset') THEN 'copy'
           WHEN list_has_any(string_split(replace(lcat, ' ', ''), ','), ['kernel', 'kernels', 'gpu_kernel', 'npu_kernel']) THEN 'kernel'
           WHEN pkind IS NOT NULL AND NOT regexp_matches(lcat, '${NOT_KERNEL}') THEN 'kernel'
@@ -189,19 +215,28 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
       const allDev = Number(await store.scalar(`SELECT count(*) FILTER (WHERE TRY_CAST(args->>'device' AS INTEGER) IS NULL) FROM tw_ct_span WHERE class = 'kernel'`)) === 0;
       await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_dev AS
         SELECT pid, (dense_rank() OVER (ORDER BY TRY_CAST(pid AS BIGINT) NULLS LAST, pid) - 1)::INTEGER AS dev_index,
-          max(pkind) AS pkind, max(pname) AS pname
-        FROM tw_ct_span WHERE class IN ('kernel', 'copy') GROUP BY pid`);
+          max(pkind) AS pkind, max(pname) AS pname, max(dpname) AS dpname
+        FROM tw_ct_span WHERE class IN ('kernel', 'copy', 'sync') GROUP BY pid`);
       const device = allDev ? `TRY_CAST(s.args->>'device' AS INTEGER)` : 'd.dev_index';
       await store.run(`CREATE OR REPLACE TEMP VIEW tw_ct_k AS
-        SELECT s.*, ${device} AS device, d.pkind AS dkind, d.pname AS dname,
+        SELECT s.*, ${device} AS device, d.pkind AS dkind, d.pname AS dname, d.dpname AS ddpname,
           coalesce(TRY_CAST(s.args->>'stream' AS INTEGER), TRY_CAST(s.tid AS INTEGER)) AS queue,
           ${ns('s.ts')} AS s_ns, ${ns('s.te')} AS e_ns
         FROM tw_ct_span s LEFT JOIN tw_ct_dev d ON d.pid IS NOT DISTINCT FROM s.pid`);
-      const devices = await store.query({ device: 'number', kind: 'string?', name: 'string?', pid: 'string?' },
-        `SELECT device, max(dkind) AS kind, max(dname) AS name, min(pid) AS pid FROM tw_ct_k WHERE class = 'kernel' AND device IS NOT NULL GROUP BY device ORDER BY device`);
+      // kind and name from the trace's own metadata: the process's name/labels, and deviceProperties[id = args.device, else pid].name
+      const devices = await store.query({ device: 'number', kind: 'string?', name: 'string?', model: 'string?', pid: 'string?', kernels: 'number' },
+        `SELECT k.device, max(k.dkind) AS kind, max(k.dname) AS name, coalesce(max(dp.name), max(k.ddpname)) AS model, min(k.pid) AS pid,
+            count(*) FILTER (WHERE k.class = 'kernel')::INTEGER AS kernels
+          FROM tw_ct_k k LEFT JOIN tw_ct_devprop dp ON ${allDev ? 'dp.id = k.device::VARCHAR' : 'false'}
+          WHERE k.class IN ('kernel', 'copy', 'sync') AND k.device IS NOT NULL GROUP BY k.device ORDER BY k.device`);
       for (const d of devices) {
-        const kind = opts.deviceKind ?? (d.kind === 'npu' || d.kind === 'gpu' ? d.kind : 'gpu');
-        await insertDevice(store, { capture_id: captureId, device: d.device, kind, name: d.name ?? (d.pid !== null ? `pid ${d.pid}` : null), time_base: timeSource });
+        const kind: DeviceKind = opts.deviceKind ?? (d.kind === 'npu' || d.kind === 'gpu' || d.kind === 'other' ? d.kind : 'gpu');
+        const where = d.name ?? (d.pid !== null ? `pid ${d.pid}` : null);
+        const name = d.model !== null && where !== null && where !== d.model ? `${d.model} (${where})` : d.model ?? where;
+        await insertDevice(store, { capture_id: captureId, device: d.device, kind, name, time_base: timeSource });
+        if (kind === 'other' && !opts.deviceKind) {
+          diags.push({ severity: 'info', code: 'other-device', message: traceMessages.otherDevice(d.device, name ?? `device ${d.device}`, d.kernels) });
+        }
       }
 
       opts.onProgress?.('loading tables');
@@ -211,10 +246,15 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
           s_ns, e_ns, e_ns - s_ns, NULL, NULL, TRY_CAST(te - ts AS BIGINT), '${timeSource}',
           s_ns IS NOT NULL AND e_ns IS NOT NULL AND e_ns > s_ns, ${grid(0)}, ${grid(1)}, ${grid(2)}, NULL, line
         FROM tw_ct_k WHERE class = 'kernel' ORDER BY line`);
+      // copies/memsets and sync markers keep their device and stream; a sync marker's stream is the one it is on,
+      // else the one it waits on (Event Sync, Context Sync: stream -1); a zero-length sync marker is valid
+      const stream = (k: string) => `CASE WHEN TRY_CAST(args->>'${k}' AS BIGINT) >= 0 THEN TRY_CAST(args->>'${k}' AS INTEGER) END`;
       await store.run(`INSERT INTO host_events
-        SELECT ${captureId}, CASE WHEN class = 'copy' THEN device END, NULL, CASE WHEN class = 'copy' THEN lcat ELSE 'slice' END, cat, name,
+        SELECT ${captureId}, CASE WHEN class IN ('copy', 'sync') THEN device END,
+          CASE WHEN class = 'copy' THEN queue WHEN class = 'sync' THEN coalesce(${stream('stream')}, ${stream('wait_on_stream')}) END,
+          CASE WHEN class IN ('copy', 'sync') THEN lcat ELSE 'slice' END, cat, name,
           TRY_CAST(args->>'correlation' AS UBIGINT), NULL, NULL, NULL, TRY_CAST(tid AS BIGINT),
-          s_ns, e_ns, e_ns - s_ns, '${timeSource}', s_ns IS NOT NULL AND e_ns IS NOT NULL AND e_ns > s_ns,
+          s_ns, e_ns, e_ns - s_ns, '${timeSource}', s_ns IS NOT NULL AND e_ns IS NOT NULL AND (e_ns > s_ns OR (class = 'sync' AND e_ns = s_ns)),
           json_object('pid', pid, 'tid', tid, 'args', args), line
         FROM tw_ct_k WHERE class <> 'kernel' ORDER BY line`);
       await store.run(`INSERT INTO host_events
@@ -249,14 +289,38 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
         sha256: await sha, size_bytes: src.sizeBytes, producer: kineto ? 'PyTorch profiler (Kineto) Chrome trace' : 'Chrome trace JSON',
         label: opts.label ?? baseName(src.displayPath), timeline, record_count: records,
       });
-      await insertDiagnostics(store, captureId, src.displayPath, diags);
       const dispatches = await store.count('dispatches', `WHERE capture_id = ${captureId}`);
+      if (dispatches === 0) {
+        const what = devices.length > 0 ? 'its devices hold copies or sync markers only' : 'no kernel (cat "kernel") and no span on a device process (GPU, NPU, MTIA, deviceProperties id)';
+        diags.push({ severity: 'error', code: 'no-dispatches', message: traceMessages.noDispatches(what) });
+      }
+      await insertDiagnostics(store, captureId, src.displayPath, diags);
       return { capture_id: captureId, format: 'chrome-trace', records, dispatches, diagnostics: diags.length };
     } finally {
-      for (const t of ['tw_ct', 'tw_ct_proc', 'tw_ct_be', 'tw_ct_pair', 'tw_ct_span', 'tw_ct_dev', 'tw_ct_raw']) await store.run(`DROP TABLE IF EXISTS ${t}`).catch(() => undefined);
+      for (const t of ['tw_ct', 'tw_ct_devprop', 'tw_ct_proc', 'tw_ct_be', 'tw_ct_pair', 'tw_ct_span', 'tw_ct_dev', 'tw_ct_raw']) await store.run(`DROP TABLE IF EXISTS ${t}`).catch(() => undefined);
       await store.run('DROP VIEW IF EXISTS tw_ct_k').catch(() => undefined);
     }
   });
+}
+
+/** Kineto's `deviceProperties` (a JSON array of {id, name, ...}): ids as text (they are matched to pids), names. */
+function deviceProperties(text: string | undefined): { id: string; name: string | null }[] {
+  if (text === undefined) return [];
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return [];
+  }
+  if (!Array.isArray(v)) return [];
+  const out: { id: string; name: string | null }[] = [];
+  for (const p of v) {
+    if (p === null || typeof p !== 'object') continue;
+    const o = p as Record<string, unknown>;
+    if (typeof o['id'] !== 'number' && typeof o['id'] !== 'string') continue;
+    out.push({ id: String(o['id']), name: typeof o['name'] === 'string' ? o['name'] : null });
+  }
+  return out;
 }
 
 /** Old Kineto traces (no baseTimeNanoseconds) carry epoch microseconds: ts beyond 2001-09-09. */
@@ -278,7 +342,8 @@ async function eventDiagnostics(store: Store, diags: Diagnostic[]): Promise<void
        (SELECT min(_line) FROM tw_ct WHERE ph IN ('X', 'B', 'E', 'i', 'I', 'C') AND TRY_CAST(_ts AS HUGEINT) IS NULL) AS no_ts_line,
        count(*) FILTER (WHERE no_dur AND NOT no_ts)::INTEGER AS no_dur, min(line) FILTER (WHERE no_dur AND NOT no_ts) AS no_dur_line,
        count(*) FILTER (WHERE class = 'kernel' AND te <= ts)::INTEGER AS k_nonpos, min(line) FILTER (WHERE class = 'kernel' AND te <= ts) AS k_nonpos_line,
-       count(*) FILTER (WHERE class <> 'kernel' AND te <= ts)::INTEGER AS h_nonpos, min(line) FILTER (WHERE class <> 'kernel' AND te <= ts) AS h_nonpos_line,
+       count(*) FILTER (WHERE class <> 'kernel' AND (te < ts OR (te = ts AND class <> 'sync')))::INTEGER AS h_nonpos,
+       min(line) FILTER (WHERE class <> 'kernel' AND (te < ts OR (te = ts AND class <> 'sync'))) AS h_nonpos_line,
        count(*) FILTER (WHERE ts IS NOT NULL AND te IS NOT NULL AND (s_ns IS NULL OR e_ns IS NULL))::INTEGER AS range,
        min(line) FILTER (WHERE ts IS NOT NULL AND te IS NOT NULL AND (s_ns IS NULL OR e_ns IS NULL)) AS range_line,
        count(*) FILTER (WHERE unmatched)::INTEGER AS unmatched_b, min(line) FILTER (WHERE unmatched) AS unmatched_b_line,

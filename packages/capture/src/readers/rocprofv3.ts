@@ -86,9 +86,26 @@ export async function loadRocprofStaged(
     await insertDevice(store, { capture_id: captureId, device: d.device, kind, name: d.name, time_base: timeSource });
   }
 
-  // Queue handles of old rocprofv3 versions are pointers: number them per device when they do not fit.
+  // Queue handles of the 2024-07 layout are pointers (139690710949888) that do not fit the INTEGER queue column:
+  // each handle becomes queue 1, 2, ... of its device in order of first use (never queue 0, which reads as a
+  // real queue index), and the handle itself is kept exactly in conditions (queue_handle.<device>.<queue>) and
+  // named in a diagnostic.
   const bigQueues = Number(await store.scalar(`SELECT count(*) FROM tw_rp_kd WHERE queue_raw > 2147483647`)) > 0;
-  const queue = bigQueues ? `(dense_rank() OVER (PARTITION BY device ORDER BY queue_raw) - 1)::INTEGER` : 'queue_raw::INTEGER';
+  let queue = 'queue_raw::INTEGER';
+  if (bigQueues) {
+    await store.run(`CREATE OR REPLACE TEMP TABLE tw_rp_queues AS
+      SELECT device, queue_raw, row_number() OVER (PARTITION BY device ORDER BY min(line))::INTEGER AS queue, min(line) AS line
+      FROM tw_rp_kd WHERE queue_raw IS NOT NULL GROUP BY device, queue_raw`);
+    await store.run(`UPDATE tw_rp_kd SET queue_raw = q.queue FROM tw_rp_queues q WHERE q.device = tw_rp_kd.device AND q.queue_raw = tw_rp_kd.queue_raw`);
+    const handles = await store.query({ device: 'number', queue: 'number', handle: 'string', line: 'number' },
+      `SELECT device, queue, queue_raw::VARCHAR AS handle, line FROM tw_rp_queues ORDER BY device, queue`);
+    await store.run('DROP TABLE tw_rp_queues');
+    for (const h of handles) {
+      await insertCondition(store, captureId, `queue_handle.${h.device}.${h.queue}`, h.handle, null, `rocprofv3 Queue_Id handle of device ${h.device} queue ${h.queue}`);
+    }
+    const list = handles.slice(0, 4).map((h) => `device ${h.device} queue ${h.queue} = ${h.handle}`).join(', ') + (handles.length > 4 ? ', ...' : '');
+    diags.push({ severity: 'info', code: 'queue-handles', message: `${traceMessages.queueHandles(handles.length, handles[0]!.handle)} (${list})`, line: handles[0]!.line });
+  }
   const wgCount = (g: string, w: string) => `CASE WHEN ${w} > 0 THEN (${g} // ${w})::UINTEGER END`;
   await store.run(`INSERT INTO dispatches
     SELECT ${captureId}, device, ${queue}, NULL, NULL, NULL, coalesce(dispatch_id, correlation_id), NULL, TRY_CAST(kernel_id AS UINTEGER),
@@ -134,6 +151,11 @@ export async function loadRocprofStaged(
   });
   await insertDiagnostics(store, captureId, src.displayPath, diags);
   const dispatches = await store.count('dispatches', `WHERE capture_id = ${captureId}`);
+  if (dispatches === 0) {
+    const nd: Diagnostic = { severity: 'error', code: 'no-dispatches', message: traceMessages.noDispatches('no kernel dispatch records (was the kernel trace enabled?)') };
+    diags.push(nd);
+    await insertDiagnostics(store, captureId, src.displayPath, [nd]);
+  }
   return { capture_id: captureId, format: info.format, records: info.records, dispatches, diagnostics: diags.length };
 }
 
@@ -174,7 +196,7 @@ export async function importRocprofCsv(store: Store, src: SourceFile, opts: Impo
     };
     const agent = byName.has('agent_id') ? col('agent_id', null) : `'0'`;
     const records = await store.count('tw_rp_csv');
-    if (records === 0) throw new TickwiseError('empty-input', traceMessages.emptyFile(), { file: src.displayPath });
+    if (records === 0) throw new TickwiseError('empty-input', traceMessages.noDispatches('the file has its header and no rows'), { file: src.displayPath, line: 2 });
     await createRocprofStaging(store);
     // rowid follows the file order; the header is line 1.
     await store.run(`INSERT INTO tw_rp_kd
