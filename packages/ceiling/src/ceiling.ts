@@ -3,7 +3,8 @@ import { checkFraction, endToEndSpeedup } from './end-to-end';
 import { ceilingMessages as msg } from './messages';
 import { requiredTile, type RequiredTile } from './required-tile';
 import { sensitivityTable, type SensitivityRow } from './sensitivity';
-import { balanceGroups, bestSplit, gpuOnlyMs, splitAt, splitProblem, type SplitPoint, type SplitProblem } from './split-model';
+import { MAX_ROWS, balanceGroups, bestSplit, gpuOnlyMs, splitAt, splitProblem, type SplitPoint, type SplitProblem } from './split-model';
+import { TickwiseError } from '@tickwise/time';
 import { speedupRange, type SpeedupRange } from './uncertainty';
 
 /** Everything the model needs: the GEMM, both engines' costs, and the optional questions. */
@@ -143,13 +144,27 @@ function extrapolationFlags(p: SplitProblem, engine: 'gpu' | 'npu', rows: number
   return [{ engine, rows, side: c.extrapolated, measured_min_rows: range.min, measured_max_rows: range.max, affects }];
 }
 
+/** Most points of the chart's curve; beyond, k is sampled evenly (with the marked k kept). */
+export const MAX_CURVE_POINTS = 401;
+
+/** The k the chart draws: every k in 0..max, or, for many groups, an even sample with `keep` in it. */
+function chartGroups(max: number, keep: readonly number[]): number[] {
+  if (max + 1 <= MAX_CURVE_POINTS) return Array.from({ length: max + 1 }, (_, k) => k);
+  const ks = new Set<number>();
+  const step = max / (MAX_CURVE_POINTS - 1);
+  for (let i = 0; i < MAX_CURVE_POINTS; i++) ks.add(Math.round(i * step));
+  for (const k of keep) if (k >= 0 && k <= max) ks.add(k);
+  return [...ks].sort((a, b) => a - b);
+}
+
 /**
  * The split ceiling of one GEMM, from per-group costs.
  *
  * ```
  *  CeilingInput ──> splitProblem (M, G -> n groups; partial group on the iGPU)
  *                     │
- *                     ├─> bestSplit: every k in 0..floor(M/G), wall = max(iGPU, NPU) + sync
+ *                     ├─> bestSplit: the best k in 0..floor(M/G), wall = max(iGPU, NPU) + sync
+ *                     │     (closed form: only the k next to each piece's critical points; any M in ms)
  *                     │     (each engine's cost read at the rows it gets: curve or constant)
  *                     ├─> balanceGroups: k* where both finish together
  *                     ├─> endToEndSpeedup: Amdahl over the splittable fraction
@@ -164,6 +179,8 @@ function extrapolationFlags(p: SplitProblem, engine: 'gpu' | 'npu', rows: number
  * end-to-end 1.039x at 60 %; a 1.15x target needs t <= 2.23 ms.
  */
 export function ceiling(input: CeilingInput): CeilingResult {
+  if (input.rows > MAX_ROWS) throw new TickwiseError('invalid-input', msg.tooManyRows('rows (M)', input.rows, MAX_ROWS));
+  if ((input.group_rows ?? 0) > MAX_ROWS) throw new TickwiseError('invalid-input', msg.tooManyRows('group rows (G)', input.group_rows, MAX_ROWS));
   const p = splitProblem(input);
   const f = input.splittable_fraction === null || input.splittable_fraction === undefined ? null : checkFraction(input.splittable_fraction);
   const target = input.target_speedup ?? null;
@@ -183,7 +200,7 @@ export function ceiling(input: CeilingInput): CeilingResult {
     req && req.feasible && req.npu_tile_ms !== null ? { ...p, npu: { kind: 'constant', ms: req.npu_tile_ms } } : null;
   const chartMax = Math.min(p.full_groups, Math.max(16, 2 * Math.max(best.npu_groups, req?.npu_groups ?? 0, Math.ceil(balance)) + 4));
   const curve: CurvePoint[] = [];
-  for (let k = 0; k <= chartMax; k++) {
+  for (const k of chartGroups(chartMax, [best.npu_groups, req?.npu_groups ?? 0, Math.floor(balance), Math.ceil(balance)])) {
     const s = splitAt(p, k);
     curve.push({
       npu_groups: k,

@@ -3,6 +3,8 @@ export const ceilingMessages = {
   notPositive: (what: string, value: unknown) => `${what} must be a positive number, got ${String(value)}`,
   notNonNegative: (what: string, value: unknown) => `${what} must be zero or more, got ${String(value)}`,
   notWholeRows: (what: string, value: unknown) => `${what} must be a whole number of rows (1 or more), got ${String(value)}`,
+  tooManyRows: (what: string, value: unknown, max: number) =>
+    `${what} ${String(value)} is beyond the model's range: at most ${max} rows (2^50), where every count stays exact`,
   fractionRange: (value: unknown) => `splittable fraction must lie in [0, 1] (e.g. 0.6 or 60%), got ${String(value)}`,
   targetTooLow: (value: unknown) => `target speedup must be above 1 (e.g. 1.15), got ${String(value)}`,
   fewerRowsThanGroup: (rows: number, groupRows: number) =>

@@ -1,7 +1,7 @@
 import { TickwiseError } from '@tickwise/time';
 import { costAt } from './cost-curve';
 import { ceilingMessages as msg } from './messages';
-import { gpuOnlyMs, splitAt, type SplitProblem } from './split-model';
+import { fewestGroupsWithin, gpuOnlyMs, type SplitProblem } from './split-model';
 
 /** What the NPU (or, alternatively, the iGPU alone) must reach for a target speedup. */
 export interface RequiredTile {
@@ -44,13 +44,11 @@ export function requiredTile(p: SplitProblem, target: number): RequiredTile {
     return { ...base, feasible: false, npu_groups: null, npu_tile_ms: null, npu_tile_ms_now: null, npu_tile_factor: null,
       note: `the sync overhead (${p.sync_overhead_ms} ms) alone exceeds the target time ${targetMs} ms` };
   }
-  for (let k = 1; k <= p.full_groups; k++) {
-    const s = splitAt(p, k);
-    if (s.gpu_ms <= budget * (1 + 1e-12)) {
-      const tile = budget / k;
-      const now = costAt(p.npu, k * p.group_rows).ms;
-      return { ...base, feasible: true, npu_groups: k, npu_tile_ms: tile, npu_tile_ms_now: now, npu_tile_factor: now / tile, note: null };
-    }
+  const k = fewestGroupsWithin(p, budget);
+  if (k !== null) {
+    const tile = budget / k;
+    const now = costAt(p.npu, k * p.group_rows).ms;
+    return { ...base, feasible: true, npu_groups: k, npu_tile_ms: tile, npu_tile_ms_now: now, npu_tile_factor: now / tile, note: null };
   }
   return { ...base, feasible: false, npu_groups: null, npu_tile_ms: null, npu_tile_ms_now: null, npu_tile_factor: null,
     note: `even with all ${p.full_groups} whole groups on the NPU the iGPU's remaining rows plus sync exceed the target time` };
