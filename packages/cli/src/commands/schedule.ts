@@ -420,7 +420,8 @@ function progressLine(): ((phase: string, done: number, total: number) => void) 
 }
 
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
-const signedMs = (x: number) => `${x >= 0 ? '+' : '-'}${formatMs(Math.abs(x))} ms`;
+// below a femtosecond is float noise of a difference of sums (-5.68e-12 ms): printed as 0
+const signedMs = (x: number) => (Math.abs(x) < 1e-9 ? '0 ms' : `${x >= 0 ? '+' : '-'}${formatMs(Math.abs(x))} ms`);
 
 /** Runs of consecutive critical-path steps on one engine: "iGPU 40 stages (L0 c0 embed .. L3 c0 ffn_down) 30.1 ms". */
 function pathRuns(steps: readonly CriticalStep[], names: Map<string, string>): string[] {
