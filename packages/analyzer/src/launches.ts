@@ -19,7 +19,7 @@
  * ```
  */
 import type { Store } from '@tickwise/store';
-import { TickwiseError } from '@tickwise/time';
+import { TickwiseError, quantileSorted } from '@tickwise/time';
 import { analyzerMessages } from './messages';
 import { planAnalysis } from './plan';
 import { isSharedDomain, whereLabel, type SelectionOptions } from './selection';
@@ -233,11 +233,7 @@ export interface LaunchesResult {
 }
 
 function quantile(sorted: readonly number[], q: number): number | null {
-  if (sorted.length === 0) return null;
-  const pos = (sorted.length - 1) * q;
-  const lo = Math.floor(pos);
-  const hi = Math.ceil(pos);
-  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (pos - lo);
+  return sorted.length === 0 ? null : quantileSorted(sorted, q);
 }
 
 /**

@@ -8,3 +8,4 @@ export * from './errors';
 export * from './messages';
 export * from './duration';
 export * from './clock-fit';
+export * from './stats';

@@ -4,6 +4,7 @@
  * `cold-first-pass` (one pass only, or a first pass that idles far more
  * than the rest; trap 5).
  */
+import { median, medianBigint } from '@tickwise/time';
 import { at, checkMessages as msg } from './messages';
 import { factorName, nearPowerOfTen, round } from './factor';
 import { captureFilter } from './sql';
@@ -35,17 +36,6 @@ export function idleFraction(s: CheckSegment): number {
   return s.span_ns > 0n ? 1 - Number(s.busy_ns) / Number(s.span_ns) : 0;
 }
 
-function median(xs: readonly number[]): number {
-  const a = [...xs].sort((p, q) => p - q);
-  const m = a.length >> 1;
-  return a.length % 2 ? a[m]! : (a[m - 1]! + a[m]!) / 2;
-}
-
-function medianBig(xs: readonly bigint[]): bigint {
-  const a = [...xs].sort((p, q) => (p < q ? -1 : p > q ? 1 : 0));
-  const m = a.length >> 1;
-  return a.length % 2 ? a[m]! : (a[m - 1]! + a[m]!) / 2n;
-}
 
 /** The steady segments: all but the first when there are two or more. */
 export function steadySegments(list: readonly CheckSegment[]): readonly CheckSegment[] {
@@ -86,7 +76,7 @@ export const wallClockMismatch = defineRule({
       if (devs.length === 0) continue;
       const main = devs.reduce((a, b) => (b.segments.reduce((n, s) => n + s.dispatches, 0) > a.segments.reduce((n, s) => n + s.dispatches, 0) ? b : a));
       const steady = steadySegments(main.segments);
-      const spanNs = medianBig(steady.map((s) => s.span_ns));
+      const spanNs = medianBigint(steady.map((s) => s.span_ns));
       if (spanNs <= 0n) continue;
       const ratioOf = (w: WallReference) => Number(w.avg_ns) / Number(spanNs);
       const tests = [...new Set(prefill.map((w) => w.test))];
