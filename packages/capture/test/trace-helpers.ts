@@ -31,13 +31,13 @@ export function toCsv(columns: readonly string[], rows: readonly Record<string, 
 
 /**
  * Diff test against a committed golden beside the fixture: the query's CSV
- * must equal the file. `UPDATE_GOLDENS=1 npx vitest run packages/capture`
- * rewrites the goldens; review the diff before committing.
+ * must equal the file. `scripts/regen-goldens` rewrites every golden of the
+ * project (this one through UPDATE_GOLDEN=1); review the diff before committing.
  */
 export async function expectGolden(store: Store, golden: string, sql: string, params: unknown[]): Promise<void> {
   const t = await store.table(sql, params);
   const text = toCsv(t.columns, t.rows);
-  if (process.env['UPDATE_GOLDENS'] === '1') writeFileSync(golden, text);
-  expect(existsSync(golden), `golden ${golden} missing: run with UPDATE_GOLDENS=1 and review it`).toBe(true);
+  if (process.env['UPDATE_GOLDEN'] === '1') writeFileSync(golden, text);
+  expect(existsSync(golden), `golden ${golden} missing: run scripts/regen-goldens and review it`).toBe(true);
   expect(text).toBe(readFileSync(golden, 'utf8'));
 }

@@ -6,7 +6,7 @@ import { ceiling, ceilingMarkdown, ceilingSpec, constantCost, costCurve, type Ce
 /**
  * Golden tests of the Markdown block and the Vega-Lite spec. Numbers are
  * normalised (six significant digits) before comparing. To regenerate after a
- * reviewed change: `UPDATE_GOLDEN=1 npx vitest run packages/ceiling`, then
+ * reviewed change: `scripts/regen-goldens` (every golden of the project), then
  * read the diff.
  */
 const GOLDEN = join(import.meta.dirname, 'golden');

@@ -156,7 +156,7 @@ describe('heuristic vs optimum, side by side (seeded generated graphs)', () => {
     }
     const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
     const text = [
-      '# Heuristic vs optimum on generated graphs (seeded; regenerate: UPDATE_GOLDEN=1 npx vitest run packages/ceiling)',
+      '# Heuristic vs optimum on generated graphs (seeded; regenerate: scripts/regen-goldens)',
       '',
       'Makespans in ms. HEFT = the pipelined strategy (HEFT over engine subsets); search = HEFT + local search over the engine choice;',
       'optimum = branch and bound (every case proven). Excess = heuristic / optimum - 1.',

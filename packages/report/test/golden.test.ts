@@ -12,7 +12,7 @@ import { sampleStore } from './sample-store';
  * digits (floating sums in DuckDB may differ in the last bits between runs).
  * Regenerate after a reviewed change, then read the diff:
  *
- *   UPDATE_GOLDEN=1 npx vitest run packages/report/test/golden.test.ts
+ *   scripts/regen-goldens        (every golden of the project; UPDATE_GOLDEN=1 here)
  */
 const GOLDEN = join(import.meta.dirname, 'golden');
 const UPDATE = process.env['UPDATE_GOLDEN'] === '1';
