@@ -226,45 +226,111 @@ type Verdict = { ok: true; elf: ElfInfo } | { ok: false; fatal: boolean; reason:
  * {@link ProvenanceError} when the executable itself is unreadable or not ELF.
  */
 export async function resolveLibraries(executable: string, opts: ResolveOptions = {}): Promise<LibraryResolution> {
-  const cwd = opts.cwd ?? process.cwd();
   const env = opts.env ?? process.env;
-  const notes: string[] = [];
-  const abs = (p: string) => (isAbsolute(p) ? p : resolvePath(cwd, p));
-
-  const exeElf = readElf(abs(executable));
-  if (exeElf.dynamic === null) notes.push(msg.notExecutable());
-  const target: Machine = { class_bits: exeElf.class_bits, machine: exeElf.machine, endian: exeElf.endian, flags: exeElf.flags };
-  const model = loaderModel(exeElf, opts);
-  const { platform, lib, default_dirs: defaultDirs, hwcaps_subdirs: hwcaps } = model;
-  const subdirs = searchSubdirs(hwcaps, model.legacy_hwcaps);
-
-  let exeReal: string | null = null;
-  try {
-    exeReal = realpathSync(abs(executable));
-  } catch {
-    exeReal = null;
-  }
-  const main: Loaded = {
-    path: executable,
-    elf: exeElf,
-    origin: exeReal === null ? null : dirname(exeReal),
-    loader: null,
-    names: new Set([executable]),
-    fileKey: fileKey(abs(executable)),
-    row: null,
+  const run = new LoaderRun(executable, opts);
+  run.loadInterpreter();
+  run.loadPreloads([...splitPreload(env['LD_PRELOAD'] ?? ''), ...(opts.ld_so_preload === null ? [] : readPreloadFile(opts.ld_so_preload ?? '/etc/ld.so.preload'))]);
+  run.loadNeededBreadthFirst();
+  for (const r of run.rows) if (r.soname !== null && !r.names.includes(r.soname)) r.names.push(r.soname);
+  const exeFacts = opts.facts === false ? null : await collectFacts(run, opts);
+  return {
+    executable,
+    kind: elfKind(run.main.elf),
+    elf: elfSummary(run.main.elf),
+    facts: exeFacts,
+    loader: run.model,
+    env: { LD_LIBRARY_PATH: env['LD_LIBRARY_PATH'] ?? null, LD_PRELOAD: env['LD_PRELOAD'] ?? null },
+    libraries: run.rows,
+    notes: run.notes,
   };
+}
 
-  const cachePath = opts.ld_so_cache === undefined ? '/etc/ld.so.cache' : opts.ld_so_cache;
-  let cache: LdCache | null = null;
-  if (cachePath !== null) {
-    cache = readLdCache(cachePath);
-    if (cache === null) notes.push(`no ${cachePath}: ld.so searches only the default dirs after LD_LIBRARY_PATH/RUNPATH`);
+/** File facts of the executable and of every library found (a bounded number of files at once). */
+async function collectFacts(run: LoaderRun, opts: ResolveOptions): Promise<FileFacts> {
+  const markers = opts.markers ?? [];
+  const exe = run.main.path;
+  const exeFacts = await fileFacts(run.abs(exe), markers, { elf: run.main.elf });
+  exeFacts.path = exe;
+  const jobs: Array<() => Promise<void>> = [];
+  for (const r of run.rows) {
+    if (r.path === null || r.loader_error !== null) continue;
+    const p = r.path;
+    jobs.push(async () => {
+      const f = await fileFacts(run.abs(p), markers);
+      f.path = p;
+      r.facts = f;
+    });
   }
-  const confDirs = cache === null && opts.ld_so_conf_fallback ? readLdSoConf(opts.ld_so_conf_fallback) : [];
-  const cacheFlags = cacheFlagsFor(target.machine, target.class_bits, target.flags);
+  await runLimited(jobs, opts.concurrency ?? 4);
+  return exeFacts;
+}
+
+type Hit = { cand: string; dir: string | null; v: Verdict; how: FoundHow };
+
+/**
+ * One simulated loader run over an executable: the loaded set, the rows in
+ * load order, and the search of `dl-load.c` (RPATH chain, LD_LIBRARY_PATH,
+ * RUNPATH, the cache, the default dirs; each directory under its hwcaps
+ * subdirectories) and the breadth-first DT_NEEDED walk of `dl-deps.c`.
+ */
+class LoaderRun {
+  readonly notes: string[] = [];
+  readonly rows: ResolvedLibrary[] = [];
+  readonly model: LoaderModel;
+  readonly main: Loaded;
+  private readonly loaded: Loaded[];
+  private readonly cwd: string;
+  private readonly env: Record<string, string | undefined>;
+  private readonly target: Machine;
+  private readonly subdirs: string[];
+  private readonly cache: LdCache | null = null;
+  private readonly confDirs: string[];
+  private readonly cacheFlags: number[] | null;
+  private readonly depthOf = new Map<Loaded, number>();
+  private readonly queue: Loaded[] = [];
+
+  constructor(executable: string, opts: ResolveOptions) {
+    this.cwd = opts.cwd ?? process.cwd();
+    this.env = opts.env ?? process.env;
+    const exeElf = readElf(this.abs(executable));
+    if (exeElf.dynamic === null) this.notes.push(msg.notExecutable());
+    this.target = { class_bits: exeElf.class_bits, machine: exeElf.machine, endian: exeElf.endian, flags: exeElf.flags };
+    this.model = loaderModel(exeElf, opts);
+    this.subdirs = searchSubdirs(this.model.hwcaps_subdirs, this.model.legacy_hwcaps);
+    let exeReal: string | null = null;
+    try {
+      exeReal = realpathSync(this.abs(executable));
+    } catch {
+      exeReal = null;
+    }
+    this.main = {
+      path: executable,
+      elf: exeElf,
+      origin: exeReal === null ? null : dirname(exeReal),
+      loader: null,
+      names: new Set([executable]),
+      fileKey: fileKey(this.abs(executable)),
+      row: null,
+    };
+    this.loaded = [this.main];
+    this.depthOf.set(this.main, 0);
+    const cachePath = opts.ld_so_cache === undefined ? '/etc/ld.so.cache' : opts.ld_so_cache;
+    if (cachePath !== null) {
+      this.cache = readLdCache(cachePath);
+      if (this.cache === null) this.notes.push(`no ${cachePath}: ld.so searches only the default dirs after LD_LIBRARY_PATH/RUNPATH`);
+    }
+    this.confDirs = this.cache === null && opts.ld_so_conf_fallback ? readLdSoConf(opts.ld_so_conf_fallback) : [];
+    this.cacheFlags = cacheFlagsFor(this.target.machine, this.target.class_bits, this.target.flags);
+  }
+
+  abs(p: string): string {
+    return isAbsolute(p) ? p : resolvePath(this.cwd, p);
+  }
 
   // --- dynamic string tokens and search lists ---------------------------------------------------
-  const expandDst = (s: string, obj: Loaded): string | null => {
+
+  /** `$ORIGIN`, `$PLATFORM`, `$LIB` expanded; null when `$ORIGIN` is unknown (the entry is dropped). */
+  private expandDst(s: string, obj: Loaded): string | null {
     let dropped = false;
     const out = s.replace(/\$(\{(ORIGIN|PLATFORM|LIB)\}|(ORIGIN|PLATFORM|LIB)(?![A-Za-z0-9_]))/g, (_m, _b, curly: string | undefined, bare: string | undefined) => {
       const token = curly ?? bare;
@@ -272,17 +338,18 @@ export async function resolveLibraries(executable: string, opts: ResolveOptions 
         if (obj.origin === null) dropped = true;
         return obj.origin ?? '';
       }
-      return token === 'PLATFORM' ? platform : lib;
+      return token === 'PLATFORM' ? this.model.platform : this.model.lib;
     });
     return dropped ? null : out;
-  };
+  }
+
   /** Directories of a path list, each with a trailing '/', "" meaning the working directory, duplicates dropped. */
-  const searchList = (list: string, seps: RegExp, obj: Loaded): string[] => {
+  private searchList(list: string, seps: RegExp, obj: Loaded): string[] {
     const dirs: string[] = [];
     for (const part of list.split(seps)) {
       let d = part;
       if (d !== '') {
-        const x = expandDst(d, obj);
+        const x = this.expandDst(d, obj);
         if (x === null || x === '') continue;
         d = x.replace(/(.)\/+$/, '$1');
         if (!d.endsWith('/')) d += '/';
@@ -290,12 +357,13 @@ export async function resolveLibraries(executable: string, opts: ResolveOptions 
       if (!dirs.includes(d)) dirs.push(d);
     }
     return dirs;
-  };
-  const effectiveRpath = (o: Loaded) => (o.elf.dynamic?.runpath != null ? null : (o.elf.dynamic?.rpath ?? null));
+  }
 
   // --- candidate verification (open_verify) ------------------------------------------------------
-  const verify = (path: string): Verdict | null => {
-    const p = abs(path);
+
+  /** null: the loader moves on silently (no such file); otherwise accepted, passed over, or fatal. */
+  private verify(path: string): Verdict | null {
+    const p = this.abs(path);
     let st;
     try {
       st = statSync(p);
@@ -303,6 +371,7 @@ export async function resolveLibraries(executable: string, opts: ResolveOptions 
       return null; // ENOENT and friends: the loader moves on
     }
     if (!st.isFile()) return null;
+    const target = this.target;
     // open_verify reads sizeof (ElfW(Ehdr)) bytes first; fewer is fatal.
     if (st.size < (target.class_bits === 64 ? 64 : 52)) return { ok: false, fatal: true, reason: 'file too short' };
     let elf: ElfInfo;
@@ -318,20 +387,96 @@ export async function resolveLibraries(executable: string, opts: ResolveOptions 
     if (elf.machine !== target.machine) return { ok: false, fatal: false, reason: `wrong machine: ${elf.machine_name}` };
     if (elf.type !== 'DYN' && elf.type !== 'EXEC') return { ok: false, fatal: true, reason: `only ET_DYN and ET_EXEC can be loaded (this is ${elf.type})` };
     return { ok: true, elf };
-  };
+  }
 
-  // --- the loaded set ----------------------------------------------------------------------------
-  const loaded: Loaded[] = [main];
-  const rows: ResolvedLibrary[] = [];
-  const findLoaded = (name: string): Loaded | undefined => {
-    for (const l of loaded) if (l.names.has(name)) return l;
-    for (const l of loaded) if (l.elf.dynamic?.soname === name) return l;
+  // --- the search (dl-load.c) ---------------------------------------------------------------------
+
+  /** Tries one directory (hwcaps subdirs first). */
+  private tryDir(dir: string, name: string, rejected: RejectedCandidate[]): Omit<Hit, 'how'> | null {
+    for (const sub of this.subdirs) {
+      const cand = dir + sub + name;
+      const v = this.verify(cand);
+      if (v === null) continue;
+      if (v.ok || v.fatal) return { cand, dir: dir + sub, v };
+      rejected.push({ path: cand, reason: v.reason });
+    }
+    return null;
+  }
+
+  private inDirs(dirs: readonly string[], name: string, how: FoundHow, rejected: RejectedCandidate[]): Hit | null {
+    for (const d of dirs) {
+      const r = this.tryDir(d, name, rejected);
+      if (r) return { ...r, how };
+    }
+    return null;
+  }
+
+  private static effectiveRpath(o: Loaded): string | null {
+    return o.elf.dynamic?.runpath != null ? null : (o.elf.dynamic?.rpath ?? null);
+  }
+
+  /** The RPATH chain: the loader's, its loaders', then the executable's (only when the loader has no RUNPATH). */
+  private searchRpaths(name: string, loader: Loaded, rejected: RejectedCandidate[]): Hit | null {
+    if (loader.elf.dynamic?.runpath != null) return null;
+    let didMain = false;
+    for (let l: Loaded | null = loader; l; l = l.loader) {
+      const rp = LoaderRun.effectiveRpath(l);
+      if (rp === null) continue;
+      const hit = this.inDirs(this.searchList(rp, /:/, l), name, 'rpath', rejected);
+      if (hit) return hit;
+      if (l === this.main) didMain = true;
+    }
+    const mainRp = LoaderRun.effectiveRpath(this.main);
+    return !didMain && mainRp !== null ? this.inDirs(this.searchList(mainRp, /:/, this.main), name, 'rpath', rejected) : null;
+  }
+
+  /** ld.so.cache (or the ld.so.conf fallback when asked), honouring DF_1_NODEFLIB. */
+  private searchCache(name: string, nodeflib: boolean, rejected: RejectedCandidate[]): Hit | null {
+    const defaultDirs = this.model.default_dirs;
+    if (this.cache !== null) {
+      const cached = cacheLookup(this.cache, name, this.cacheFlags, this.model.hwcaps_subdirs);
+      if (cached !== null && !(nodeflib && defaultDirs.some((d) => cached.startsWith(d.endsWith('/') ? d : `${d}/`)))) {
+        const v = this.verify(cached);
+        if (v !== null && (v.ok || v.fatal)) return { cand: cached, dir: null, v, how: 'cache' };
+        if (v !== null) rejected.push({ path: cached, reason: v.reason });
+      }
+      return null;
+    }
+    return this.confDirs.length > 0 ? this.inDirs(withSlash(this.confDirs), name, 'ld_so_conf', rejected) : null;
+  }
+
+  private search(name: string, loader: Loaded, rejected: RejectedCandidate[]): Hit | null {
+    const rp = this.searchRpaths(name, loader, rejected);
+    if (rp) return rp;
+    const llp = this.env['LD_LIBRARY_PATH'];
+    if (llp !== undefined && llp !== '') {
+      const hit = this.inDirs(this.searchList(llp, /[:;]/, this.main), name, 'ld_library_path', rejected);
+      if (hit) return hit;
+    }
+    const runpath = loader.elf.dynamic?.runpath;
+    if (runpath != null) {
+      const hit = this.inDirs(this.searchList(runpath, /:/, loader), name, 'runpath', rejected);
+      if (hit) return hit;
+    }
+    const nodeflib = ((loader.elf.dynamic?.flags_1 ?? 0) & DF_1_NODEFLIB) !== 0;
+    const cached = this.searchCache(name, nodeflib, rejected);
+    if (cached) return cached;
+    return nodeflib ? null : this.inDirs(withSlash(this.model.default_dirs), name, 'default', rejected);
+  }
+
+  // --- the loaded set -------------------------------------------------------------------------------
+
+  private findLoaded(name: string): Loaded | undefined {
+    for (const l of this.loaded) if (l.names.has(name)) return l;
+    for (const l of this.loaded) if (l.elf.dynamic?.soname === name) return l;
     return undefined;
-  };
+  }
 
-  if (exeElf.interpreter !== null) {
-    const interp = exeElf.interpreter;
-    const v = verify(interp);
+  /** The PT_INTERP row, first. */
+  loadInterpreter(): void {
+    const interp = this.main.elf.interpreter;
+    if (interp === null) return;
+    const v = this.verify(interp);
     const soname = v?.ok ? v.elf.dynamic?.soname ?? null : null;
     const row: ResolvedLibrary = {
       name: soname ?? basename(interp),
@@ -346,110 +491,39 @@ export async function resolveLibraries(executable: string, opts: ResolveOptions 
       loader_error: v && !v.ok ? v.reason : null,
       facts: null,
     };
-    rows.push(row);
+    this.rows.push(row);
     if (v?.ok) {
-      loaded.push({ path: interp, elf: v.elf, origin: dirname(abs(interp)), loader: null, names: new Set([interp]), fileKey: fileKey(abs(interp)), row });
+      this.loaded.push({ path: interp, elf: v.elf, origin: dirname(this.abs(interp)), loader: null, names: new Set([interp]), fileKey: fileKey(this.abs(interp)), row });
     } else if (v === null) {
-      notes.push(`the interpreter ${interp} does not exist on this machine`);
+      this.notes.push(`the interpreter ${interp} does not exist on this machine`);
     }
   }
 
-  /** Tries one directory (hwcaps subdirs first). */
-  const tryDir = (dir: string, name: string, rejected: RejectedCandidate[]) => {
-    for (const sub of subdirs) {
-      const cand = dir + sub + name;
-      const v = verify(cand);
-      if (v === null) continue;
-      if (v.ok || v.fatal) return { cand, dir: dir + sub, v };
-      rejected.push({ path: cand, reason: v.reason });
-    }
-    return null;
-  };
-
-  const search = (name: string, loader: Loaded, rejected: RejectedCandidate[]) => {
-    type Hit = { cand: string; dir: string | null; v: Verdict; how: FoundHow };
-    const inDirs = (dirs: string[], how: FoundHow): Hit | null => {
-      for (const d of dirs) {
-        const r = tryDir(d, name, rejected);
-        if (r) return { ...r, how };
-      }
-      return null;
-    };
-    if (loader.elf.dynamic?.runpath == null) {
-      let didMain = false;
-      for (let l: Loaded | null = loader; l; l = l.loader) {
-        const rp = effectiveRpath(l);
-        if (rp === null) continue;
-        const hit = inDirs(searchList(rp, /:/, l), 'rpath');
-        if (hit) return hit;
-        if (l === main) didMain = true;
-      }
-      const mainRp = effectiveRpath(main);
-      if (!didMain && mainRp !== null) {
-        const hit = inDirs(searchList(mainRp, /:/, main), 'rpath');
-        if (hit) return hit;
-      }
-    }
-    const llp = env['LD_LIBRARY_PATH'];
-    if (llp !== undefined && llp !== '') {
-      const hit = inDirs(searchList(llp, /[:;]/, main), 'ld_library_path');
-      if (hit) return hit;
-    }
-    const runpath = loader.elf.dynamic?.runpath;
-    if (runpath != null) {
-      const hit = inDirs(searchList(runpath, /:/, loader), 'runpath');
-      if (hit) return hit;
-    }
-    const nodeflib = ((loader.elf.dynamic?.flags_1 ?? 0) & DF_1_NODEFLIB) !== 0;
-    if (cache !== null) {
-      const cached = cacheLookup(cache, name, cacheFlags, hwcaps);
-      if (cached !== null && !(nodeflib && defaultDirs.some((d) => cached.startsWith(d.endsWith('/') ? d : `${d}/`)))) {
-        const v = verify(cached);
-        if (v !== null && (v.ok || v.fatal)) return { cand: cached, dir: null, v, how: 'cache' as const };
-        if (v !== null) rejected.push({ path: cached, reason: v.reason });
-      }
-    } else if (confDirs.length > 0) {
-      const hit = inDirs(
-        confDirs.map((d) => (d.endsWith('/') ? d : `${d}/`)),
-        'ld_so_conf',
-      );
-      if (hit) return hit;
-    }
-    if (!nodeflib) {
-      const hit = inDirs(
-        defaultDirs.map((d) => (d.endsWith('/') ? d : `${d}/`)),
-        'default',
-      );
-      if (hit) return hit;
-    }
-    return null;
-  };
-
-  // --- breadth-first over DT_NEEDED (dl-deps.c) ------------------------------------------------------
-  const need = (name: string, loader: Loaded, neededBy: string, depth: number, queue: Loaded[]) => {
+  /** One needed name: reused when already loaded (by name, soname or file identity), else searched and queued. */
+  private need(name: string, loader: Loaded, neededBy: string, depth: number): void {
     const reuse = (obj: Loaded) => {
       obj.names.add(name);
       if (!obj.row) return;
       if (!obj.row.names.includes(name)) obj.row.names.push(name);
       if (!obj.row.needed_by.includes(neededBy)) obj.row.needed_by.push(neededBy);
     };
-    const already = findLoaded(name);
+    const already = this.findLoaded(name);
     if (already) {
       reuse(already);
       return;
     }
     const rejected: RejectedCandidate[] = [];
-    let hit: { cand: string; dir: string | null; v: Verdict; how: FoundHow } | null;
+    let hit: Hit | null;
     if (name.includes('/')) {
-      const p = expandDst(name, loader);
-      const v = p === null ? null : verify(p);
+      const p = this.expandDst(name, loader);
+      const v = p === null ? null : this.verify(p);
       hit = p !== null && v !== null ? { cand: p, dir: null, v, how: 'path' } : null;
       if (v && !v.ok && !v.fatal) {
         rejected.push({ path: p!, reason: v.reason });
         hit = null;
       }
     } else {
-      hit = search(name, loader, rejected);
+      hit = this.search(name, loader, rejected);
     }
     const row: ResolvedLibrary = {
       name,
@@ -466,87 +540,43 @@ export async function resolveLibraries(executable: string, opts: ResolveOptions 
     };
     if (hit?.v.ok) {
       // The same file under another name is the same object (_dl_file_id_match_p).
-      const key = fileKey(abs(hit.cand));
-      const same = key === null ? undefined : loaded.find((l) => l.fileKey === key);
+      const key = fileKey(this.abs(hit.cand));
+      const same = key === null ? undefined : this.loaded.find((l) => l.fileKey === key);
       if (same) {
         reuse(same);
         return;
       }
-      const obj: Loaded = {
-        path: hit.cand,
-        elf: hit.v.elf,
-        origin: dirname(abs(hit.cand)),
-        loader,
-        names: new Set([name, hit.cand]),
-        fileKey: key,
-        row,
-      };
-      loaded.push(obj);
-      queue.push(obj);
+      const obj: Loaded = { path: hit.cand, elf: hit.v.elf, origin: dirname(this.abs(hit.cand)), loader, names: new Set([name, hit.cand]), fileKey: key, row };
+      this.loaded.push(obj);
+      this.queue.push(obj);
+      this.depthOf.set(obj, depth);
     }
-    rows.push(row);
-  };
-
-  const queue: Loaded[] = [];
-  const preloads = [
-    ...splitPreload(env['LD_PRELOAD'] ?? ''),
-    ...(opts.ld_so_preload === null ? [] : readPreloadFile(opts.ld_so_preload ?? '/etc/ld.so.preload')),
-  ];
-  const depthOf = new Map<Loaded, number>([[main, 0]]);
-  for (const p of preloads) {
-    const before = queue.length;
-    need(p, main, 'LD_PRELOAD', 1, queue);
-    for (const o of queue.slice(before)) depthOf.set(o, 1);
+    this.rows.push(row);
   }
-  const bfs: Loaded[] = [main, ...queue];
-  queue.length = 0;
-  for (let i = 0; i < bfs.length; i++) {
-    const obj = bfs[i]!;
-    const depth = (depthOf.get(obj) ?? 0) + 1;
-    for (const n of obj.elf.dynamic?.needed ?? []) {
-      const before = queue.length;
-      need(n, obj, obj.path, depth, queue);
-      for (const o of queue.slice(before)) {
-        depthOf.set(o, depth);
-        bfs.push(o);
+
+  /** LD_PRELOAD entries and /etc/ld.so.preload, needed by the executable at depth 1. */
+  loadPreloads(preloads: readonly string[]): void {
+    for (const p of preloads) this.need(p, this.main, 'LD_PRELOAD', 1);
+  }
+
+  /** DT_NEEDED breadth-first from the executable (after the preloads, which are searched in turn). */
+  loadNeededBreadthFirst(): void {
+    const bfs: Loaded[] = [this.main, ...this.queue];
+    this.queue.length = 0;
+    for (let i = 0; i < bfs.length; i++) {
+      const obj = bfs[i]!;
+      const depth = (this.depthOf.get(obj) ?? 0) + 1;
+      for (const n of obj.elf.dynamic?.needed ?? []) {
+        this.need(n, obj, obj.path, depth);
+        bfs.push(...this.queue);
+        this.queue.length = 0;
       }
     }
   }
+}
 
-  for (const r of rows) if (r.soname !== null && !r.names.includes(r.soname)) r.names.push(r.soname);
-
-  // --- facts ----------------------------------------------------------------------------------------
-  let exeFacts: FileFacts | null = null;
-  if (opts.facts !== false) {
-    const markers = opts.markers ?? [];
-    const jobs: Array<() => Promise<void>> = [
-      async () => {
-        exeFacts = await fileFacts(abs(executable), markers, { elf: exeElf });
-        exeFacts.path = executable;
-      },
-    ];
-    for (const r of rows) {
-      if (r.path === null || r.loader_error !== null) continue;
-      const p = r.path;
-      jobs.push(async () => {
-        const f = await fileFacts(abs(p), markers);
-        f.path = p;
-        r.facts = f;
-      });
-    }
-    await runLimited(jobs, opts.concurrency ?? 4);
-  }
-
-  return {
-    executable,
-    kind: elfKind(exeElf),
-    elf: elfSummary(exeElf),
-    facts: exeFacts,
-    loader: model,
-    env: { LD_LIBRARY_PATH: env['LD_LIBRARY_PATH'] ?? null, LD_PRELOAD: env['LD_PRELOAD'] ?? null },
-    libraries: rows,
-    notes,
-  };
+function withSlash(dirs: readonly string[]): string[] {
+  return dirs.map((d) => (d.endsWith('/') ? d : `${d}/`));
 }
 
 /**
