@@ -1,15 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '@tickwise/store';
 import { globMatch } from '../src/index';
+import { seededRng } from '@tickwise/time';
 
 /** xorshift32: the same cases on every run. */
-function rng(seed: number) {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13; x >>>= 0; x ^= x >> 17; x ^= x << 5; x >>>= 0;
-    return x / 2 ** 32;
-  };
-}
+/** The project's one seeded PRNG (mulberry32, @tickwise/time). */
+const rng = (seed: number): (() => number) => seededRng(seed).next;
 
 describe('globMatch is DuckDB\'s GLOB', () => {
   let store: Store;

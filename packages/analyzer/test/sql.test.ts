@@ -15,6 +15,7 @@ import {
   kernelStats, kernelStatsSql, longestGapsSql, matchedKernelsSql, overlap, overlapDeviceSql, pairUnionSql, periodicSql, segmentRowsSql,
   segmentSpansSql, segmentSummarySql, selectionSpanSql, selectionSql, viewStatements, type SelectionSpec,
 } from '@tickwise/analyzer';
+import { seededRng } from '@tickwise/time';
 
 const SQL_DIR = resolve(import.meta.dirname, '../src/sql');
 
@@ -35,16 +36,8 @@ async function storeWith(ds: readonly D[], timeline = 'host_monotonic'): Promise
 }
 
 /** Seeded PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The project's one seeded PRNG (mulberry32, @tickwise/time). */
+const rng = (seed: number): (() => number) => seededRng(seed).next;
 
 /** A random device timeline: back-to-back runs, overlaps, ties, submissions interleaving, some without an id. */
 function scenario(seed: number, device: number, n: number): D[] {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MarkerCounter, ProvenanceError, fileFacts } from '../src/provenance/index';
+import { seededRng } from '@tickwise/time';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'tickwise-facts-'));
 
@@ -16,17 +17,8 @@ function naiveCount(hay: Buffer, needle: string): number {
 }
 
 /** A seeded pseudo-random generator (xorshift32), so the file is the same on every run. */
-function rng(seed: number) {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x / 0x100000000;
-  };
-}
+/** The project's one seeded PRNG (mulberry32, @tickwise/time). */
+const rng = (seed: number): (() => number) => seededRng(seed).next;
 
 describe('fileFacts', () => {
   it('size, mtime, sha256 (sha256sum as oracle), realpath, no build-id for a non-ELF file', async () => {

@@ -1,17 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { balanceGroups, bestSplit, ceiling, constantCost, costCurve, requiredTile, splitProblem, type SplitProblem } from '../src/index';
+import { seededRng } from '@tickwise/time';
 
 /** mulberry32: a small seeded PRNG, so every run draws the same cases. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The project's one seeded PRNG (mulberry32, @tickwise/time). */
+const rng = (seed: number): (() => number) => seededRng(seed).next;
 
 interface Case {
   rows: number;

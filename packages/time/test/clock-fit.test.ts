@@ -1,17 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { FIT_DEN, fitClock, fitFirstLast, nsToUsDecimal, decimalToNs, tickSpanToNs, tickToNs, type ClockSample } from '../src/index';
+import { FIT_DEN, fitClock, fitFirstLast, nsToUsDecimal, decimalToNs, tickSpanToNs, tickToNs, seededRng, type ClockSample } from '../src/index';
 
 /** Deterministic PRNG (mulberry32) so the tests are repeatable. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The project's one seeded PRNG (mulberry32, @tickwise/time). */
+const rng = (seed: number): (() => number) => seededRng(seed).next;
 
 /**
  * Samples of a device clock at `hz` (with `ppm` drift against the host) read
