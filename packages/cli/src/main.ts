@@ -1,7 +1,9 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { isTickwiseError } from '@tickwise/time';
+import type { Argv, CommandModule } from 'yargs';
 import { VERBS, type Verb } from './commands/index';
+import { EXAMPLES, EXAMPLES_NOTE } from './examples';
 import { cliVersion } from './version';
 
 /**
@@ -25,20 +27,24 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
     const named = namedVerb(argv);
+    const word = argv.find((a) => !a.startsWith('-'));
+    if (word !== undefined && named === undefined) throw new UsageError(unknownVerb(word));
+    const context: FailContext = { verb: named?.name, options: () => [] };
     let cli = yargs(argv)
       .scriptName('tickwise')
       .usage('$0 <verb> [inputs] [options]\n\nDispatch-timeline analysis for iGPU + NPU edge chips.')
       .strict()
-      .recommendCommands()
       .demandCommand(1, 'name a verb: tickwise --help lists them')
       .help()
       .version(false)
       .option('version', { type: 'boolean', describe: 'print the version and exit' })
       .wrap(Math.min(110, process.stdout.columns || 100))
       .fail((msg, err) => {
-        throw err ?? new UsageError(msg);
+        // yargs' own errors (YError: a missing value) are usage errors too; others pass through
+        if (err && err.name !== 'YError') throw err;
+        throw new UsageError(usageMessage(msg ?? err?.message, argv, context), context.verb);
       });
-    for (const v of VERBS) cli = cli.command(v === named ? await v.load() : stub(v));
+    for (const v of VERBS) cli = cli.command(v === named ? withExamples(await v.load(), v.name, context) : stub(v));
     await cli.parseAsync();
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (e) {
@@ -57,7 +63,104 @@ function stub(v: Verb): { command: string; describe: string; handler: () => void
   return { command: v.name, describe: v.describe, handler: () => undefined };
 }
 
-class UsageError extends Error {}
+class UsageError extends Error {
+  constructor(message: string, readonly verb?: string | undefined) {
+    super(message);
+  }
+}
+
+/** What the failure handler knows: the verb being parsed and its option names (filled by its builder). */
+interface FailContext {
+  verb: string | undefined;
+  options: () => string[];
+}
+
+/** Edit distance (Levenshtein), for suggestions. */
+export function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_v, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur.push(Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)));
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
+
+/** The closest of `names` to `word`, when close enough to be a typo (or `word` is a prefix of it). */
+export function closest(word: string, names: readonly string[]): string | undefined {
+  let best: { name: string; d: number } | undefined;
+  for (const name of names) {
+    const d = name.startsWith(word) && word.length >= 2 ? 0.5 : editDistance(word, name);
+    if (!best || d < best.d) best = { name, d };
+  }
+  const limit = Math.max(1, Math.min(3, Math.floor(word.length / 3)));
+  return best && best.d <= limit ? best.name : undefined;
+}
+
+function unknownVerb(word: string): string {
+  const guess = closest(word, VERBS.map((v) => v.name));
+  return guess
+    ? `unknown verb \`${word}\`: did you mean \`${guess}\`? (tickwise ${guess} --help shows its options and examples)`
+    : `unknown verb \`${word}\` (tickwise --help lists the verbs)`;
+}
+
+/** camelCase -> kebab-case ("minGpa" -> "min-gpa"). */
+function kebab(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+/**
+ * yargs' failure messages, said for people: unknown options with a
+ * suggestion (no camelCase duplicates), bad choices with the list, a
+ * missing value named by its option.
+ */
+function usageMessage(msg: string | undefined, argv: readonly string[], ctx: FailContext): string {
+  const text = msg ?? 'bad usage';
+  const unknown = /^Unknown arguments?: (.*)$/s.exec(text);
+  if (unknown) {
+    const names = unknown[1]!.split(', ').map((n) => n.replace(/^"|"$/g, ''));
+    const given = new Set(names.filter((n) => !/[A-Z]/.test(n) || !names.includes(kebab(n))));
+    const known = ctx.options().filter((o) => !/[A-Z]/.test(o));
+    const lines: string[] = [];
+    for (const n of given) {
+      const isOption = argv.some((a) => a === `--${n}` || a.startsWith(`--${n}=`) || a === `-${n}` || a === `--no-${n}`);
+      if (!isOption) {
+        lines.push(`unexpected argument \`${n}\``);
+        continue;
+      }
+      const guess = closest(n, known);
+      lines.push(`unknown option --${n}${guess ? `: did you mean --${guess}?` : ''}`);
+    }
+    return lines.join('\n');
+  }
+  const invalid = [...text.matchAll(/Argument: ([^,]+), Given: (.*?), Choices: (.*)$/gm)];
+  if (invalid.length) {
+    const inputFormat = ctx.options().includes('input-format');
+    return invalid.map((m) => `--${m[1]} ${m[2]!.replace(/"/g, '')}: not one of ${m[3]!.replace(/"/g, '')}` +
+      (m[1] === 'format' && inputFormat ? ' (--format is the output format; the input format is --input-format)' : '')).join('\n');
+  }
+  const noValue = /^Not enough arguments following: (.*)$/.exec(text);
+  if (noValue) return `--${noValue[1]} needs a value`;
+  const missing = /^Missing required arguments?: (.*)$/.exec(text);
+  if (missing) return `missing ${missing[1]!.split(', ').map((n) => (argv.length && /^[a-z]/.test(n) && !/^inputs$|^args$|^file$|^notebook$/.test(n) ? `--${n}` : `<${n}>`)).join(', ')}`;
+  return text;
+}
+
+/** A verb's module with its Examples section, and its option names made known to the failure handler. */
+function withExamples(m: CommandModule<object, never>, name: string, ctx: FailContext): CommandModule<object, never> {
+  const builder = m.builder;
+  return {
+    ...m,
+    builder: (y: Argv<object>) => {
+      let r = (typeof builder === 'function' ? (builder as (y: Argv<object>) => Argv<object>)(y) : builder ? y.options(builder) : y) as Argv<object>;
+      for (const [cmd, what] of EXAMPLES[name] ?? []) r = r.example(cmd, what);
+      if (EXAMPLES[name]?.some(([c]) => c.includes('$S'))) r = r.epilogue(EXAMPLES_NOTE);
+      const inner = r;
+      ctx.options = () => Object.keys((inner as unknown as { getOptions(): { key: Record<string, unknown> } }).getOptions().key);
+      return r as never;
+    },
+  } as CommandModule<object, never>;
+}
 
 function reportError(e: unknown): number {
   if (isTickwiseError(e)) {
@@ -65,7 +168,8 @@ function reportError(e: unknown): number {
     return e.exitCode;
   }
   if (e instanceof UsageError) {
-    process.stderr.write(`tickwise: ${e.message}\n(tickwise --help lists verbs and options)\n`);
+    const hint = e.verb ? `(tickwise ${e.verb} --help lists its options, with examples)` : '(tickwise --help lists verbs and options)';
+    process.stderr.write(`tickwise: ${e.message}\n${e.message.includes('--help') ? '' : `${hint}\n`}`);
     return 2;
   }
   // a store query that failed (by name: the store module is not loaded for every verb)

@@ -1,9 +1,9 @@
-import { stringifyJson, toJsonSafe } from '@tickwise/store';
+import { toJsonSafe, toJsonText } from '@tickwise/store';
 
-/** Formats one value for a human table cell. */
+/** Formats one value for a human table cell or CSV: numbers exactly as stored (shortest round-trip text), never rounded. */
 export function cell(v: unknown): string {
   if (v === null || v === undefined) return '';
-  if (typeof v === 'number') return Number.isInteger(v) ? String(v) : Number(v.toPrecision(6)).toString();
+  if (typeof v === 'number') return String(v);
   if (typeof v === 'object') return JSON.stringify(toJsonSafe(v));
   return String(v);
 }
@@ -36,9 +36,13 @@ export function formatCsv(columns: readonly string[], rows: readonly Record<stri
   return [columns.map(esc).join(','), ...rows.map((r) => columns.map((c) => esc(cell(r[c]))).join(','))].join('\n');
 }
 
-/** JSON text for machines (integers beyond 2^53 as strings). */
+/**
+ * JSON text for machines: a field's JSON type follows its column type, never
+ * its value (every integer a JSON number with all its exact digits, also
+ * beyond 2^53; see `toJsonText` in @tickwise/store).
+ */
 export function formatJson(value: unknown): string {
-  return stringifyJson(value);
+  return toJsonText(value);
 }
 
 /** Writes a line to stdout. */

@@ -41,7 +41,7 @@ describe('the verb list', () => {
   it('a mistyped verb gets a suggestion and exit 2', () => {
     const r = spawnSync(tickwise, ['gap', 'run.duckdb'], { encoding: 'utf8' });
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain('Did you mean gaps?');
+    expect(r.stderr).toContain('did you mean `gaps`?');
   });
 });
 

@@ -4,7 +4,7 @@ import { openInputs } from '@tickwise/capture';
 import type { Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import { captures, dur, header, pct } from '../analysis-options';
-import { durationOption, importOptions, withInputs, withJson, type InputArgs } from '../options';
+import { durationOpt, durationOption, checkInputsExist, importOptions, withInputs, withJson, type InputArgs } from '../options';
 import { formatJson, formatTable, out } from '../output';
 
 interface Args extends InputArgs {
@@ -116,11 +116,12 @@ export const diffCommand: CommandModule<object, Args> = {
       .option('b-kernel', { type: 'string', describe: 'side B is the kernels matching this glob (with --a-kernel)' })
       .option('device', { type: 'number', describe: 'only this device ordinal' })
       .option('reps', { type: 'number', describe: 'repetitions (prefills) per capture; default: detected' })
-      .option('min-gap', { type: 'string', describe: 'gap threshold for the long-gap share (default 200us; a unit is required)' })
+      .option('min-gap', durationOpt('gap threshold for the long-gap share (default 200us)'))
       .option('rows-per-dispatch', { type: 'number', describe: 'rows one launch covers, where the source carries neither rows nor workgroup counts' }) as never,
   handler: async (args) => {
     if ((args['a-kernel'] === undefined) !== (args['b-kernel'] === undefined)) throw new TickwiseError('usage', 'give both --a-kernel GLOB and --b-kernel GLOB');
     const threshold = durationOption(args['min-gap'], 'min-gap');
+    checkInputsExist(args.inputs);
     const { store, imported } = await openInputs(args.inputs, importOptions(args));
     try {
       const { a, b } = await sides(store, imported.map((i) => i.capture_id), args);

@@ -1,7 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { exportParquet, exportPerfettoJson } from '@tickwise/report';
 import { TickwiseError } from '@tickwise/time';
-import { withStore, type InputArgs } from '../options';
+import { withInputFormat, withStore, type InputArgs } from '../options';
 import { formatJson, formatTable, log, out } from '../output';
 
 const EXPORT_FORMATS = ['perfetto-json', 'parquet'] as const;
@@ -25,7 +25,7 @@ export const exportCommand: CommandModule<object, Args> = {
   command: 'export <inputs..>',
   describe: 'write the store for other tools: Chrome trace JSON for Perfetto\'s UI, or Parquet for pandas/polars',
   builder: (y) =>
-    y
+    withInputFormat(y)
       .positional('inputs', { type: 'string', array: true, demandOption: true, describe: 'a .duckdb store, or capture files (imported in memory); - for stdin' })
       .option('format', { type: 'string', choices: EXPORT_FORMATS, demandOption: true, describe: 'perfetto-json: one file; parquet: a folder with one file per table' })
       .option('out', { type: 'string', demandOption: true, describe: 'the file (perfetto-json) or folder (parquet) to write' })
@@ -33,7 +33,6 @@ export const exportCommand: CommandModule<object, Args> = {
       .option('force', { type: 'boolean', default: false, describe: 'parquet: replace a non-empty --out folder' })
       .option('submissions', { type: 'boolean', default: true, describe: 'perfetto-json: also draw submissions (--no-submissions: dispatches only)' })
       .option('json', { type: 'boolean', default: false, describe: 'print what was written as JSON' })
-      .option('input-format', { type: 'string', describe: 'format of capture inputs (default: detected)' })
       .option('tick-hz', { type: 'string', describe: 'assume a tick rate (e.g. 100MHz) for devices with no time base; recorded as an assumption' })
       .option('device-kind', { type: 'string', choices: ['gpu', 'npu', 'cpu'], describe: 'device kind when the source does not say' }) as never,
   handler: async (argv) => {

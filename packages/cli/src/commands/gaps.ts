@@ -2,7 +2,7 @@ import type { CommandModule } from 'yargs';
 import { gaps, type GapScope } from '@tickwise/analyzer';
 import { formatNs } from '@tickwise/time';
 import { withAnalysis, withWork, workOption, workLine, selectionOptions, header, captures, dur, pct, excludedNote, type AnalysisArgs } from '../analysis-options';
-import { durationOption, withStore } from '../options';
+import { durationOpt, durationOption, withStore } from '../options';
 import { formatJson, formatTable, out } from '../output';
 
 interface Args extends AnalysisArgs {
@@ -53,10 +53,7 @@ export const gapsCommand: CommandModule<object, Args> = {
   command: 'gaps <inputs..>',
   describe: 'busy (union of dispatches), idle and idle gaps per device and queue; gaps between submissions vs inside one',
   builder: (y) =>
-    withWork(withAnalysis(y)).option('min-gap', {
-      type: 'string',
-      describe: 'report gaps longer than this separately; needs a unit: 200us, 0.2ms, 200000ns (default 200us)',
-    }) as never,
+    withWork(withAnalysis(y)).option('min-gap', durationOpt('report gaps longer than this separately (default 200us)')) as never,
   handler: async (args) => {
     const thresholdNs = durationOption(args['min-gap'], 'min-gap');
     const work = workOption(args.work);

@@ -4,7 +4,7 @@ import { importInput, importWallRefs, provenanceOf, startConditionSampling, stor
 import { withAtomicStore } from '@tickwise/store';
 import { installViews } from '@tickwise/analyzer';
 import { TickwiseError } from '@tickwise/time';
-import { durationOption, importOptions, withClockOptions, withJson, type InputArgs } from '../options';
+import { durationOpt, durationOption, importOptions, withClockOptions, withInputFormat, withJson, type InputArgs } from '../options';
 import { formatJson, log, out } from '../output';
 import { importProgress } from '../progress';
 import { loaderEnv } from './provenance';
@@ -30,11 +30,10 @@ export const importCommand: CommandModule<object, Args> = {
   command: 'import <inputs..>',
   describe: 'import capture files into a DuckDB store (all or nothing)',
   builder: (y) =>
-    withJson(withClockOptions(
+    withJson(withInputFormat(withClockOptions(
       y
         .positional('inputs', { type: 'string', array: true, demandOption: true, describe: 'capture files or directories; - for stdin' })
         .option('db', { type: 'string', demandOption: true, describe: 'the store file to create or add to (.duckdb)' })
-        .option('format', { type: 'string', describe: 'input format (default: detected from content)' })
         .option('tick-hz', { type: 'string', describe: 'assume a tick rate (e.g. 100MHz) for devices with no time base' })
         .option('device-kind', { type: 'string', choices: ['gpu', 'npu', 'cpu'], describe: 'device kind when the source does not say' })
         .option('label', { type: 'string', describe: 'label for the capture' })
@@ -43,9 +42,9 @@ export const importCommand: CommandModule<object, Args> = {
         // repeated flags, not `array: true`: an array option would swallow the inputs after it
         .option('env', { type: 'string', requiresArg: true, coerce: toList, describe: 'with --provenance-of: the loader environment the program ran with, K=V (LD_LIBRARY_PATH, LD_PRELOAD)' })
         .option('marker', { type: 'string', requiresArg: true, coerce: toList, describe: 'with --provenance-of: count this string in every library (a kernel-generation tag)' })
-        .option('lock-wait', { type: 'string', requiresArg: true, default: '300s', describe: 'how long to wait while another tickwise process writes the same store (a <duration>: 0s fails at once)' })
+        .option('lock-wait', { ...durationOpt('how long to wait while another tickwise process writes the same store (0s fails at once)', '300s'), default: '300s' })
         .option('conditions-from-host', { type: 'boolean', describe: 'attach this host\'s conditions (load, temperatures, clocks, driver versions, kernel-log errors, allowlisted env) sampled during the import to each capture' }),
-    )) as never,
+    ))) as never,
   handler: async (args) => {
     if (!/\.(duckdb|db)$/i.test(args.db)) throw new TickwiseError('usage', `--db ${args.db}: a store file ends in .duckdb`);
     if ((args.env || args.marker) && !args['provenance-of']) throw new TickwiseError('usage', '--env and --marker go with --provenance-of <program>');

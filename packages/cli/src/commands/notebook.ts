@@ -3,7 +3,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { provenanceLines } from '@tickwise/analyzer';
 import { parseNotebook, renderNotebookHtml, reportMessages, runNotebook } from '@tickwise/report';
 import { TickwiseError } from '@tickwise/time';
-import { withStore, type InputArgs } from '../options';
+import { withInputFormat, withStore, type InputArgs } from '../options';
 import { log } from '../output';
 
 interface RunArgs {
@@ -19,11 +19,10 @@ const runCommand: CommandModule<object, RunArgs> = {
   command: 'run <notebook>',
   describe: 'run a notebook\'s sql and vega-lite cells against a store; write one self-contained HTML page',
   builder: (y) =>
-    y
+    withInputFormat(y)
       .positional('notebook', { type: 'string', demandOption: true, describe: 'a Markdown notebook (notebooks/*.md)' })
       .option('db', { type: 'string', array: true, demandOption: true, describe: 'a .duckdb store (or capture files, imported in memory)' })
       .option('out', { type: 'string', demandOption: true, describe: 'the HTML file to write' })
-      .option('input-format', { type: 'string', describe: 'format of capture inputs (default: detected)' })
       .option('tick-hz', { type: 'string', describe: 'assume a tick rate for devices with no time base' })
       .option('device-kind', { type: 'string', choices: ['gpu', 'npu', 'cpu'], describe: 'device kind when the source does not say' }) as never,
   handler: async (argv) => {

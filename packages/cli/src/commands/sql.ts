@@ -2,7 +2,7 @@ import type { CommandModule } from 'yargs';
 import { TickwiseError } from '@tickwise/time';
 import { sqlString } from '@tickwise/store';
 import { installViews } from '@tickwise/analyzer';
-import { withStore, type InputArgs } from '../options';
+import { withInputFormat, withStore, type InputArgs } from '../options';
 import { formatCsv, formatJson, formatTable, out } from '../output';
 
 interface Args extends InputArgs {
@@ -15,19 +15,18 @@ export const sqlCommand: CommandModule<object, Args> = {
   command: 'sql <args..>',
   describe: 'run SQL over a store or captures: tickwise sql run.duckdb "select ..."',
   builder: (y) =>
-    y
+    withInputFormat(y)
       .positional('args', { type: 'string', array: true, demandOption: true, describe: 'inputs, then the query (last)' })
-      .option('format', { type: 'string', choices: ['table', 'csv', 'json'], default: 'table', describe: 'output format on stdout' })
+      .option('format', { type: 'string', choices: ['table', 'csv', 'json'], default: 'table', requiresArg: true, describe: 'output format on stdout; values exactly as stored (the input format is --input-format)' })
       .option('out', { type: 'string', describe: 'write the result to a file instead: .parquet, .csv or .json' })
-      .option('tick-hz', { type: 'string', describe: 'assume a tick rate for devices with no time base' })
-      .option('input-format', { type: 'string', describe: 'format of capture inputs (default: detected)' }) as never,
+      .option('tick-hz', { type: 'string', describe: 'assume a tick rate for devices with no time base' }) as never,
   handler: async (argv) => {
     const all = argv.args.map(String);
     if (all.length < 2) throw new TickwiseError('usage', 'usage: tickwise sql <store-or-captures...> "<query>"');
     const query = all[all.length - 1]!;
     const inputs = all.slice(0, -1);
     const outputFormat = (argv as unknown as { format: string }).format;
-    const inputArgs: InputArgs = { inputs, format: (argv as unknown as Record<string, string | undefined>)['input-format'], 'tick-hz': argv['tick-hz'] };
+    const inputArgs: InputArgs = { inputs, 'input-format': (argv as unknown as Record<string, string | undefined>)['input-format'], 'tick-hz': argv['tick-hz'] };
     await withStore(inputArgs, async (store) => {
       await installViews(store);
       if (argv.out) {

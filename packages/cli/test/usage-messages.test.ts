@@ -1,0 +1,145 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { VERBS } from '../src/commands/index';
+import { EXAMPLES } from '../src/examples';
+
+/**
+ * The CLI as a user meets it (issue 18.6, 18.7, 18.11): one meaning of
+ * --format (output) and --input-format (readers), suggestions for mistyped
+ * verbs and options, Examples in every verb's help, <duration> options,
+ * values printed exactly as stored, a missing store said in one line.
+ * Everything runs the real CLI on the shipped sample.
+ */
+const root = resolve(import.meta.dirname, '../../..');
+const tickwise = join(root, 'scripts/tickwise');
+const sample = 'captures/sample/igpu-prefill.ireeperf.jsonl';
+
+function run(args: string[]): { rc: number | null; stdout: string; stderr: string } {
+  // from source: only the named verb's module loads, so a half-finished verb elsewhere in the tree cannot fail these
+  const r = spawnSync(tickwise, args, { encoding: 'utf8', cwd: root, env: { ...process.env, TICKWISE_FROM_SOURCE: '1' } });
+  return { rc: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+let store = '';
+beforeAll(() => {
+  store = join(mkdtempSync(join(tmpdir(), 'tickwise-usage-')), 'run.duckdb');
+  const r = run(['import', sample, '--db', store, '--label', 'igpu-prefill']);
+  expect(r.rc, r.stderr).toBe(0);
+});
+
+describe('mistakes get a suggestion and the verb\'s own --help', () => {
+  it('a mistyped verb: did you mean `gaps`?', () => {
+    const r = run(['gap', store]);
+    expect(r.rc).toBe(2);
+    expect(r.stderr).toBe('tickwise: unknown verb `gap`: did you mean `gaps`? (tickwise gaps --help shows its options and examples)\n');
+  });
+
+  it('a word that is no verb at all', () => {
+    const r = run(['frobnicate', store]);
+    expect(r.rc).toBe(2);
+    expect(r.stderr).toContain('unknown verb `frobnicate` (tickwise --help lists the verbs)');
+  });
+
+  it('a mistyped option: did you mean --min-gap? and no camelCase duplicate', () => {
+    const r = run(['gaps', store, '--min-gpa', '1ms']);
+    expect(r.rc).toBe(2);
+    expect(r.stderr).toBe('tickwise: unknown option --min-gpa: did you mean --min-gap?\n(tickwise gaps --help lists its options, with examples)\n');
+    expect(r.stderr).not.toMatch(/minGpa/);
+  });
+
+  it('an option missing its value is named', () => {
+    const r = run(['gaps', store, '--min-gap']);
+    expect(r.rc).toBe(2);
+    expect(r.stderr).toContain('--min-gap needs a value');
+    expect(r.stderr).not.toMatch(/internal error|YError/);
+  });
+
+  it('a duration without a unit is refused with the option named', () => {
+    const r = run(['gaps', store, '--min-gap', '200']);
+    expect(r.rc).toBe(2);
+    expect(r.stderr).toMatch(/^tickwise: --min-gap: /);
+  });
+});
+
+describe('--format is the output format, --input-format the readers\'', () => {
+  it('gaps store --format json prints JSON (it printed a table before)', () => {
+    const r = run(['gaps', store, '--format', 'json']);
+    expect(r.rc, r.stderr).toBe(0);
+    const j = JSON.parse(r.stdout) as { scopes: unknown[]; threshold_ns: number };
+    expect(j.scopes.length).toBeGreaterThan(0);
+    expect(j.threshold_ns).toBe(200000);
+  });
+
+  it('on a capture file too (it said unknown format "json")', () => {
+    const r = run(['kernels', sample, '--format', 'json']);
+    expect(r.rc, r.stderr).toBe(0);
+    expect((JSON.parse(r.stdout) as { kernels: unknown[] }).kernels.length).toBeGreaterThan(0);
+  });
+
+  it('an unknown output format is refused with the list (it was ignored)', () => {
+    const r = run(['gaps', store, '--format', 'foo']);
+    expect(r.rc).toBe(2);
+    expect(r.stderr).toContain('tickwise: --format foo: not one of text, json (--format is the output format; the input format is --input-format)');
+  });
+
+  it('an unknown input format is refused with the list', () => {
+    const r = run(['gaps', sample, '--input-format', 'foo']);
+    expect(r.rc).toBe(2);
+    expect(r.stderr).toMatch(/^tickwise: --input-format foo: not an input format; one of ireeperf-jsonl, .*chrome-trace/);
+  });
+
+  it('--input-format names the reader', () => {
+    const r = run(['gaps', sample, '--input-format', 'ireeperf-jsonl', '--json']);
+    expect(r.rc, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toHaveProperty('scopes');
+  });
+
+  it('sql keeps --format table|csv|json and refuses others with the list', () => {
+    const r = run(['sql', store, 'select 1 AS x', '--format', 'xml']);
+    expect(r.rc).toBe(2);
+    expect(r.stderr).toContain('--format xml: not one of table, csv, json');
+  });
+});
+
+describe('values as stored', () => {
+  it('sql --format csv and the table print every digit (no 6-significant-digit rounding)', () => {
+    const q = 'select 4703.284998::DOUBLE AS ms, 0.1::DOUBLE + 0.2::DOUBLE AS sum, 123456789012::BIGINT AS n';
+    const csv = run(['sql', store, q, '--format', 'csv']);
+    expect(csv.rc, csv.stderr).toBe(0);
+    expect(csv.stdout).toBe('ms,sum,n\n4703.284998,0.30000000000000004,123456789012\n');
+    const table = run(['sql', store, q]);
+    expect(table.stdout).toContain('4703.284998');
+    expect(table.stdout).toContain('0.30000000000000004');
+  });
+
+  it('a missing store: "no such store: PATH", exit 2', () => {
+    const missing = join(tmpdir(), 'tickwise-no-such-dir', 'nope.duckdb');
+    for (const args of [['sql', missing, 'select 1'], ['gaps', missing], ['info', missing]]) {
+      const r = run(args);
+      expect(r.rc, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toBe(`tickwise: no such store: ${missing}\n`);
+    }
+  });
+});
+
+describe('help', () => {
+  it('every verb has examples', () => {
+    for (const v of VERBS) expect(EXAMPLES[v.name]?.length ?? 0, v.name).toBeGreaterThan(0);
+  });
+
+  it('a verb\'s --help has an Examples section; duration options show <duration>, not [string]', () => {
+    for (const verb of ['gaps', 'import', 'ceiling', 'capture']) {
+      const r = run([verb, '--help']);
+      expect(r.rc, verb).toBe(0);
+      expect(r.stdout, verb).toContain('\nExamples:\n');
+      expect(r.stdout, verb).toContain(`tickwise ${verb} `);
+    }
+    const gaps = run(['gaps', '--help']).stdout;
+    const minGap = gaps.slice(gaps.indexOf('--min-gap'), gaps.indexOf('Examples:'));
+    expect(minGap).toContain('<duration>');
+    expect(minGap).not.toContain('[string]');
+  });
+});
