@@ -19,7 +19,10 @@ import { TickwiseError } from '@tickwise/time';
 import { analyzerMessages } from './messages';
 import { planAnalysis } from './plan';
 import { planSources, whereLabel, type SelectionOptions } from './selection';
-import { DURATION_STATS_SHAPE, MATCHED_KERNEL_SHAPE, SEGMENT_DURATION_SHAPE } from './shapes';
+import { DURATION_STATS_SHAPE, MATCHED_KERNEL_SHAPE, SEGMENT_DURATION_SHAPE, gemmShapeFromName } from './shapes';
+
+/** M, N, K from a kernel name (tile sizes are not shapes): defined in shapes.ts, re-exported for old imports. */
+export { gemmShapeFromName };
 import { durationStatsBySegmentSql, durationStatsSql, kernelGlobSql, matchedKernelsSql } from './sql/cost';
 import { sqlInt } from './sql/quote';
 import { selectionSql, type SelectionSpec } from './sql/selection';
@@ -97,15 +100,11 @@ function positiveInt(name: string, v: number): number {
   return v;
 }
 
-/** M, N, K from a name such as `matmul_512x8192x3072_f16`. */
-export function gemmShapeFromName(name: string): { m: number; n: number; k: number } | null {
-  const m = /(?:^|[^0-9x])(\d+)x(\d+)x(\d+)(?![0-9x])/.exec(name);
-  return m ? { m: Number(m[1]), n: Number(m[2]), k: Number(m[3]) } : null;
-}
+
 
 /** SQL predicate of the default GEMM set: matmul/gemm/mmt names with a `<U>xNxK` shape. */
 function defaultGemmPredicate(rows: number): string {
-  return `regexp_matches(kernel, '(matmul|gemm|mmt)', 'i') AND regexp_matches(kernel, '(^|[^0-9x])${sqlInt(rows)}x[0-9]+x[0-9]+($|[^0-9x])')`;
+  return `regexp_matches(kernel, '(matmul|gemm|mmt)', 'i') AND regexp_matches(kernel, '(^|[_.\\- ])${sqlInt(rows)}x[0-9]+x[0-9]+($|[_.\\- ])') AND NOT regexp_matches(kernel, '(tile|tilesize|warp|warpsize|tensor|cta|block)_?${sqlInt(rows)}x[0-9]+x[0-9]+', 'i')`;
 }
 
 /**

@@ -87,3 +87,26 @@ export const DURATION_STATS_SHAPE = {
 
 /** `durationStatsBySegmentSql` rows. */
 export const SEGMENT_DURATION_SHAPE = { segment: 'number', dispatch_count: 'number', total_ns: 'bigint', mean_ns: 'number', median_ns: 'number' } as const;
+
+/**
+ * Words that name a tiling, not a problem: `tilesize32x32x8`, `warpsize1x2x1`,
+ * `tensor16x8x16`, `cta_128x128x32`, `block_64x64x8` (issue 18.5). A shape
+ * right after one of them is a tile, never M x N x K.
+ */
+const TILE_WORDS = /(?:^|[^a-z])(?:tile|tiles|tilesize|tile_size|warp|warps|warpsize|warp_size|tensor|mma|cta|ctas|block|blocks|threadblock|tb|cluster|stage|stages|wg|workgroup|subgroup|instr|inst|frag|mfma|wmma|vec)$/i;
+
+/**
+ * M, N, K from a kernel name such as `matmul_512x8192x3072_f16` or
+ * `npu_prefill_dispatch_6_matmul_256x8192x3072_bf16`. The shape stands alone
+ * between separators (start, `_`, `-`, `.`, space) and does not follow a
+ * tiling word; so `sm80_xmma_gemm_..._tilesize32x32x8_stage3_warpsize1x2x1`
+ * has no shape (null) rather than a tile read as M x N x K.
+ */
+export function gemmShapeFromName(name: string): { m: number; n: number; k: number } | null {
+  for (const m of name.matchAll(/(^|[_\-. ])(\d+)x(\d+)x(\d+)(?=$|[_\-. ])/g)) {
+    const before = name.slice(0, m.index);
+    if (TILE_WORDS.test(before)) continue;
+    return { m: Number(m[2]), n: Number(m[3]), k: Number(m[4]) };
+  }
+  return null;
+}
