@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { QueryError, type DeviceKind, type Store } from '@tickwise/store';
-import { FIT_DEN, TickwiseError, mapFromFrequency } from '@tickwise/time';
+import { TickwiseError, mapFromFrequency } from '@tickwise/time';
+import { tickNsSql } from '../tick-sql';
 import type { Diagnostic, ImportOptions, ImportResult } from './ireeperf-jsonl';
 import {
   baseName, cleanDuckdbMessage, deviceKindFromText, duckdbLine, insertAssumption, insertCapture, insertDevice, insertDiagnostics, sqlString, withTempDir,
@@ -146,11 +147,7 @@ export async function importHrxDeviceProfile(store: Store, src: SourceFile, opts
           key, device, source, map?.base_tick.toString() ?? null, map?.base_ns.toString() ?? null, map?.ns_per_tick_num.toString() ?? null,
         ]);
       }
-      const tickNs = (col: string) => {
-        const x = `((${col})::HUGEINT - f.base_tick) * f.num`;
-        const den = FIT_DEN.toString();
-        return `CAST(f.base_ns + CASE WHEN ${x} >= 0 THEN (${x} + ${den} // 2) // ${den} ELSE -((-(${x}) + ${den} // 2) // ${den}) END AS BIGINT)`;
-      };
+      const tickNs = (col: string) => tickNsSql(col, 'f');
       opts.onProgress?.('loading tables');
       await store.run(`INSERT INTO dispatches
         SELECT ${captureId}, f.device, TRY_CAST(h.queue AS INTEGER), NULL, NULL, NULL, TRY_CAST(h.id AS UBIGINT), NULL, NULL, coalesce(h.name, h.kernel, h.label, 'interval'),

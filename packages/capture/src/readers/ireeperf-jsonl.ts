@@ -2,10 +2,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QueryError, sqlString, type DeviceKind, type Severity, type Store } from '@tickwise/store';
-import { FIT_DEN, TickwiseError, fitClock, mapFromFrequency, type ClockFit, type ClockSample } from '@tickwise/time';
+import { TickwiseError, fitClock, mapFromFrequency, type ClockFit, type ClockSample } from '@tickwise/time';
 import { captureMessages } from '../messages';
 import { sanitizeJsonl } from '../jsonl-sanitize';
 import { sha256File, type SourceFile } from '../source-file';
+import { tickNsSql } from '../tick-sql';
 
 /** ireeperf-jsonl schema versions this reader understands. */
 export const IREEPERF_SCHEMA_VERSIONS = [15] as const;
@@ -432,12 +433,8 @@ function normalizeKind(raw: unknown, override: DeviceKind | undefined, hasTicks:
   return hasTicks ? 'gpu' : 'cpu';
 }
 
-/** SQL mapping a tick column to host ns through tw_fit `f`, exactly. */
-function tickNs(col: string): string {
-  const x = `((${col})::HUGEINT - f.base_tick) * f.num`;
-  const den = FIT_DEN.toString();
-  return `CAST(f.base_ns + CASE WHEN ${x} >= 0 THEN (${x} + ${den} // 2) // ${den} ELSE -((-(${x}) + ${den} // 2) // ${den}) END AS BIGINT)`;
-}
+/** SQL mapping a tick column to host ns through tw_fit `f`, exactly (DOUBLE where provably exact, else HUGEINT). */
+const tickNs = (col: string): string => tickNsSql(col, 'f');
 
 const noneIfU32 = (c: string) => `NULLIF(${c}, ${U32_NONE})`;
 const noneIfZero = (c: string) => `NULLIF(${c}, 0)`;
