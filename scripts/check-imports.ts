@@ -1,6 +1,6 @@
 /**
  * Layer boundaries: each package may import only the packages listed for it
- * (design.md), and only through `@tickwise/<name>`, never by relative path
+ * (docs/architecture.md), and only through `@tickwise/<name>`, never by relative path
  * into another package's files.
  */
 import { readFileSync, readdirSync, statSync } from 'node:fs';
@@ -10,10 +10,12 @@ const ALLOWED: Record<string, readonly string[]> = {
   time: [],
   store: ['time'],
   capture: ['time', 'store'],
-  analyzer: ['time', 'store'],
   ceiling: ['time'],
-  report: ['time', 'store', 'analyzer', 'ceiling'],
-  cli: ['time', 'store', 'capture', 'analyzer', 'ceiling', 'report'],
+  // the stage vocabulary (STAGE_KINDS) is the model's: the analyzer classifies kernels into it
+  analyzer: ['time', 'store', 'ceiling'],
+  inputs: ['time', 'store', 'analyzer', 'ceiling'],
+  report: ['time', 'store', 'analyzer', 'ceiling', 'inputs'],
+  cli: ['time', 'store', 'capture', 'analyzer', 'ceiling', 'inputs', 'report'],
 };
 
 const root = resolve(import.meta.dirname, '..');

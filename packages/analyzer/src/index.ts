@@ -15,6 +15,7 @@ export * from './shapes';
 export * from './selection';
 export * from './plan';
 export * from './segments';
+export * from './segment-default';
 export * from './gaps';
 export * from './overlap';
 export * from './kernels';

@@ -29,43 +29,16 @@
  *   the rest `qkv` (separate q, k, v kernels add up).
  * Kernels no rule takes are reported as unmatched (not in the graph).
  */
+import { STAGE_ORDER, STAGE_SCOPE, type StageKind } from '@tickwise/ceiling';
 import type { Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import { gemmShapeFromName } from './cost';
 import { planSources, whereLabel, withSegments, type DevicePlan, type SelectionOptions } from './selection';
 import { resolveSegments, type Segment } from './segments';
+import { oneSegmentNote, steadyOrAll } from './segment-default';
 import { kernelGlobSql } from './sql/cost';
 import { globMatcher } from './glob';
 import { selectionSql } from './sql/selection';
-
-/** The stage roles of a Llama-style prefill (the keys of `@tickwise/ceiling`'s STAGE_KINDS). */
-export const STAGE_ROLES = {
-  embed: 'token embedding gather, once per micro-batch',
-  attn_norm: 'norm before attention',
-  qkv: 'QKV projection GEMM(s)',
-  rope: 'rotary embedding',
-  attention: 'causal attention',
-  attn_output: 'attention output projection GEMM',
-  ffn_norm: 'norm before the MLP',
-  ffn_gate: 'MLP gate GEMM',
-  ffn_up: 'MLP up GEMM',
-  ffn_act: 'MLP activation (SiLU x up)',
-  ffn_down: 'MLP down GEMM',
-  head: 'final norm + LM head, once per prefill',
-} as const;
-/** Key of {@link STAGE_ROLES}. */
-export type StageRole = keyof typeof STAGE_ROLES;
-/** Type guard for {@link StageRole}. */
-export function isStageRole(x: string): x is StageRole {
-  return Object.hasOwn(STAGE_ROLES, x);
-}
-const ROLE_ORDER = Object.keys(STAGE_ROLES) as StageRole[];
-
-/** How often a role runs per prefill. */
-const ROLE_SCOPE: Record<StageRole, 'chunk' | 'layer' | 'prefill'> = {
-  embed: 'chunk', attn_norm: 'layer', qkv: 'layer', rope: 'layer', attention: 'layer', attn_output: 'layer',
-  ffn_norm: 'layer', ffn_gate: 'layer', ffn_up: 'layer', ffn_act: 'layer', ffn_down: 'layer', head: 'prefill',
-};
 
 /** The default name rules, as documented above (regexes over the kernel name, case-insensitive). */
 export const DEFAULT_STAGE_RULES = {
@@ -97,7 +70,7 @@ export interface StageSampleOptions extends SelectionOptions {
   /** Prompt rows (tokens) of one prefill. */
   readonly tokens?: number | undefined;
   /** Globs per role; a role given here loses its default rule, and kernels a glob takes leave the default rules. */
-  readonly patterns?: Partial<Record<StageRole, readonly string[]>> | undefined;
+  readonly patterns?: Partial<Record<StageKind, readonly string[]>> | undefined;
 }
 
 /** Dispatches of one kernel that make (part of) a role. */
@@ -106,7 +79,7 @@ export interface StagePart {
   /** Dispatches of this kernel per role instance. */
   readonly per_instance: number;
   /** Roles sharing this kernel (its dispatches are split evenly among them). */
-  readonly shared_by: readonly StageRole[];
+  readonly shared_by: readonly StageKind[];
   /** MxNxK from the name, when it has one. */
   readonly shape: { readonly m: number; readonly n: number; readonly k: number } | null;
   /** Per dispatch: duration (ns), segment, micro-batch position (0-based ubatch). */
@@ -117,7 +90,7 @@ export interface StagePart {
 
 /** One role found in the capture. */
 export interface StageFound {
-  readonly role: StageRole;
+  readonly role: StageKind;
   /** Which rule took its kernels ("default: ...", "--stage qkv=GLOB"). */
   readonly rule: string;
   /** Instances per prefill (layers x ubatches, ubatches, or 1). */
@@ -191,8 +164,8 @@ async function selectedDispatches(store: Store, dev: DevicePlan, segment: string
   let resolved = await resolveSegments(store, { captureId: dev.capture_id, device: dev.device, segment: 'all', reps });
   const count = resolved.devices[0]?.segments.length ?? 0;
   if (choice === undefined) {
-    choice = count >= 2 ? 'steady' : 'all';
-    if (count < 2) notes.push(`${whereLabel(dev)}: one segment (no repetition found), so all of it was used; a cold first pass cannot be told apart (--segment, --reps)`);
+    choice = steadyOrAll(count);
+    if (choice === 'all') notes.push(oneSegmentNote(whereLabel(dev), 'all of it was', '--segment, --reps'));
   }
   if (choice !== 'all') resolved = await resolveSegments(store, { captureId: dev.capture_id, device: dev.device, segment: choice, reps });
   const spec = withSegments(base.spec, resolved.ranges);
@@ -249,19 +222,19 @@ interface KernelInfo {
 export function classifyKernels(
   kernels: readonly KernelInfo[],
   rowsPerDispatch: number,
-  patterns: Partial<Record<StageRole, readonly string[]>> = {},
-): { roles: Map<StageRole, string[]>; rules: Map<StageRole, string>; notes: string[] } {
-  const roles = new Map<StageRole, string[]>();
-  const rules = new Map<StageRole, string>();
+  patterns: Partial<Record<StageKind, readonly string[]>> = {},
+): { roles: Map<StageKind, string[]>; rules: Map<StageKind, string>; notes: string[] } {
+  const roles = new Map<StageKind, string[]>();
+  const rules = new Map<StageKind, string>();
   const notes: string[] = [];
   const taken = new Set<string>();
-  const add = (role: StageRole, k: string, rule: string) => {
+  const add = (role: StageKind, k: string, rule: string) => {
     roles.set(role, [...(roles.get(role) ?? []), k]);
     if (!rules.has(role)) rules.set(role, rule);
     taken.add(k);
   };
-  const overridden = new Set<StageRole>();
-  for (const role of ROLE_ORDER) {
+  const overridden = new Set<StageKind>();
+  for (const role of STAGE_ORDER) {
     const globs = patterns[role];
     if (!globs || globs.length === 0) continue;
     overridden.add(role);
@@ -271,7 +244,7 @@ export function classifyKernels(
     if (!roles.has(role)) notes.push(`--stage ${role}=${globs.join(',')} matches no kernel of the selected dispatches`);
   }
   const free = kernels.filter((k) => !taken.has(k.kernel)).sort((a, b) => a.firstPos - b.firstPos);
-  const use = (role: StageRole) => !overridden.has(role);
+  const use = (role: StageKind) => !overridden.has(role);
   const dflt = (what: string) => `default: ${what}`;
   const rest: KernelInfo[] = [];
   for (const k of free) {
@@ -307,7 +280,7 @@ export function classifyKernels(
     const maxN = others.length ? Math.max(...others.map((k) => k.shape!.n)) : null;
     const ffn = others.filter((k) => k.shape!.n === maxN);
     const qkv = others.filter((k) => k.shape!.n !== maxN);
-    const put = (role: StageRole, ks: readonly KernelInfo[]) => {
+    const put = (role: StageKind, ks: readonly KernelInfo[]) => {
       if (use(role)) for (const k of ks) add(role, k.kernel, rule);
     };
     put('ffn_down', down);
@@ -393,7 +366,7 @@ export async function stageSamples(store: Store, opts: StageSampleOptions = {}):
   }
   const { roles, rules, notes: classNotes } = classifyKernels(kernels, U, opts.patterns ?? {});
   notes.push(...classNotes);
-  const layerRoles = ROLE_ORDER.filter((r) => ROLE_SCOPE[r] === 'layer' && roles.has(r));
+  const layerRoles = STAGE_ORDER.filter((r) => STAGE_SCOPE[r] === 'layer' && roles.has(r));
   if (layerRoles.length === 0) {
     const names = kernels.map((k) => k.kernel).slice(0, 12).join(', ');
     throw usage(`no kernel of ${whereLabel(dev)} was recognised as a layer stage (qkv, attention, ffn_down, ...); name them with --stage ROLE=GLOB. Kernels: ${names}`);
@@ -403,7 +376,7 @@ export async function stageSamples(store: Store, opts: StageSampleOptions = {}):
   for (const ks of roles.values()) for (const k of ks) share.set(k, (share.get(k) ?? 0) + 1);
 
   // structure: layers x ubatches
-  const anchorRole: StageRole = roles.has('attention') ? 'attention' : layerRoles[0]!;
+  const anchorRole: StageKind = roles.has('attention') ? 'attention' : layerRoles[0]!;
   const anchor = roles.get(anchorRole)![0]!;
   const anchorInst = perPrefill(anchor) / share.get(anchor)!;
   let layers: number;
@@ -446,10 +419,10 @@ export async function stageSamples(store: Store, opts: StageSampleOptions = {}):
   const prompt = opts.tokens ?? ubatches * U;
 
   const stages: StageFound[] = [];
-  for (const role of ROLE_ORDER) {
+  for (const role of STAGE_ORDER) {
     const ks = roles.get(role);
     if (!ks) continue;
-    const instances = ROLE_SCOPE[role] === 'layer' ? layers * ubatches : ROLE_SCOPE[role] === 'chunk' ? ubatches : 1;
+    const instances = STAGE_SCOPE[role] === 'layer' ? layers * ubatches : STAGE_SCOPE[role] === 'chunk' ? ubatches : 1;
     const parts: StagePart[] = [];
     for (const k of ks) {
       const sh = share.get(k)!;
@@ -467,10 +440,10 @@ export async function stageSamples(store: Store, opts: StageSampleOptions = {}):
           const inst = Math.floor(j / (per * sh));
           dur.push(rows[i]!.dur_ns);
           seg.push(s.segment);
-          position.push(ROLE_SCOPE[role] === 'layer' ? Math.min(ubatches - 1, Math.floor(inst / layers)) : ROLE_SCOPE[role] === 'chunk' ? Math.min(ubatches - 1, inst) : ubatches - 1);
+          position.push(STAGE_SCOPE[role] === 'layer' ? Math.min(ubatches - 1, Math.floor(inst / layers)) : STAGE_SCOPE[role] === 'chunk' ? Math.min(ubatches - 1, inst) : ubatches - 1);
         });
       }
-      parts.push({ kernel: k, per_instance: perInst, shared_by: ROLE_ORDER.filter((r) => roles.get(r)?.includes(k)), shape: gemmShapeFromName(k), dur_ns: dur, segment: seg, position });
+      parts.push({ kernel: k, per_instance: perInst, shared_by: STAGE_ORDER.filter((r) => roles.get(r)?.includes(k)), shape: gemmShapeFromName(k), dur_ns: dur, segment: seg, position });
     }
     stages.push({ role, rule: rules.get(role) ?? 'default', instances_per_prefill: instances, parts });
   }

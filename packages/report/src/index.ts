@@ -28,6 +28,7 @@ export * from './report/model';
 export * from './report/format';
 export * from './report/sections';
 export * from './report/ceiling-inputs';
+export * from './report/schedule-section';
 export * from './report/collect';
 export * from './report/html';
 export * from './report/markdown';

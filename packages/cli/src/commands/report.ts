@@ -1,13 +1,10 @@
 import { writeFile } from 'node:fs/promises';
 import type { CommandModule } from 'yargs';
-import { openInputs } from '@tickwise/capture';
-import { scheduleGanttSpec, scheduleModel } from '@tickwise/ceiling';
-import type { ReportSchedule } from '@tickwise/report';
-import { gather, scheduleText, type Args as ScheduleArgs } from './schedule';
-import { collectReport, reportHtml, reportMarkdown, reportMessages, type CeilingOptions } from '@tickwise/report';
-import { TickwiseError } from '@tickwise/time';
+import { collectReport, collectSchedule, reportHtml, reportMarkdown, reportMessages, type CeilingOptions } from '@tickwise/report';
+import { TickwiseError, nsToMsLossy } from '@tickwise/time';
 import { durationOption, withStore, type InputArgs, msOption, rowsOption, usageError } from '../options';
 import { log, out } from '../output';
+import { scheduleText } from '../schedule-text';
 
 interface Args {
   inputs: string[];
@@ -29,6 +26,7 @@ interface Args {
   'group-rows'?: string;
   'target-speedup'?: string;
   'splittable-fraction'?: string;
+  'sync-overhead'?: string;
   'sync-overhead-ms'?: string;
   params?: number;
   tokens?: number;
@@ -43,6 +41,14 @@ function numberOption(text: string | undefined, name: string, ok: (v: number) =>
   const v = t.endsWith('%') ? Number(t.slice(0, -1)) / 100 : Number(t);
   if (!Number.isFinite(v) || !ok(v)) throw usageError(`--${name} ${text}: ${want}`);
   return v;
+}
+
+/** `--sync-overhead <duration>` in ms; the old `--sync-overhead-ms N` is refused with the new spelling. */
+function syncOverheadMs(argv: Args): number | undefined {
+  const old = argv['sync-overhead-ms'];
+  if (old !== undefined) throw usageError(`--sync-overhead-ms ${old}: the option is now --sync-overhead with a unit, as in tickwise ceiling: --sync-overhead ${old}ms`);
+  const ns = durationOption(argv['sync-overhead'], 'sync-overhead');
+  return ns === undefined ? undefined : nsToMsLossy(ns);
 }
 
 /** `tickwise report <input> --out report.html [--format html|md]`. */
@@ -70,7 +76,9 @@ export const reportCommand: CommandModule<object, Args> = {
       .option('group-rows', { type: 'string', default: '256', describe: 'G: rows of a group, the NPU tile' })
       .option('target-speedup', { type: 'string', default: '1.15', describe: 'ceiling: the per-GEMM speedup the required-tile bar asks for' })
       .option('splittable-fraction', { type: 'string', describe: 'ceiling: share of the prefill the split GEMMs take (0.6 or 60%), for the end-to-end number' })
-      .option('sync-overhead-ms', { type: 'string', describe: 'ceiling: join/sync cost when the NPU takes any group, ms' })
+      .option('sync-overhead', { type: 'string', describe: 'ceiling: join/sync cost when the NPU takes any group, a duration with a unit (50us)' })
+      // the old spelling: refused with the new one spelled out (hidden)
+      .option('sync-overhead-ms', { type: 'string', hidden: true })
       .option('params', { type: 'number', describe: 'cost table: weight parameters of the model, for the FLOP reading (with --tokens)' })
       .option('tokens', { type: 'number', describe: 'cost table: tokens of one prefill, for the FLOP reading (with --params)' })
       .option('input-format', { type: 'string', describe: 'format of capture inputs (default: detected)' })
@@ -91,14 +99,14 @@ export const reportCommand: CommandModule<object, Args> = {
       groupRows: rowsOption(argv['group-rows'], 'group-rows'),
       targetSpeedup: numberOption(argv['target-speedup'], 'target-speedup', (v) => v > 1, 'write a speedup above 1 (e.g. 1.15)'),
       splittableFraction: numberOption(argv['splittable-fraction'], 'splittable-fraction', (v) => v >= 0 && v <= 1, 'write a share in [0, 1] (0.6 or 60%)'),
-      syncOverheadMs: msOption(argv['sync-overhead-ms'], 'sync-overhead-ms', { allowZero: true }),
+      syncOverheadMs: syncOverheadMs(argv),
     };
     if (argv.ceiling === false && Object.entries(ceilingOpts).some(([k, v]) => v !== undefined && k !== 'groupRows' && k !== 'targetSpeedup' && k !== 'gpuRowsPerDispatch')) {
       throw usageError('--no-ceiling leaves the ceiling out: drop the ceiling options, or --no-ceiling');
     }
     if ((argv.params === undefined) !== (argv.tokens === undefined)) throw usageError('--params and --tokens go together (the FLOP reading needs both)');
     const inputs: InputArgs = { inputs: argv.inputs.map(String), format: argv['input-format'], 'tick-hz': argv['tick-hz'], 'device-kind': argv['device-kind'] };
-    const schedule = argv.schedule ? await scheduleSection(argv.inputs.map(String), argv['schedule-microbatch'], argv['input-format']) : undefined;
+    const microbatch = rowsOption(argv['schedule-microbatch'], 'schedule-microbatch');
     const text = await withStore(inputs, async (store) => {
       const collected = await collectReport(store, {
         title: argv.title,
@@ -108,7 +116,8 @@ export const reportCommand: CommandModule<object, Args> = {
         params: argv.params,
         tokens: argv.tokens,
       });
-      const data = schedule ? { ...collected, schedule } : collected;
+      // the schedule model on the same store: devices chosen by kind (or content), not by the order of the inputs
+      const data = argv.schedule ? { ...collected, schedule: await collectSchedule(store, { microbatch, text: scheduleText }) } : collected;
       const errors = data.findings.filter((f) => f.severity === 'error');
       for (const f of errors) log(`!! error ${f.code}: ${f.message}`);
       if (data.ceiling.kind === 'missing') log(`note: no split ceiling in the report: it needs ${data.ceiling.missing.join('; ')}`);
@@ -126,38 +135,3 @@ export const reportCommand: CommandModule<object, Args> = {
     log(`wrote ${argv.out} (${argv.format}, ${text.length} bytes${argv.format === 'html' ? ', self-contained: opens with no network' : ''})`);
   },
 };
-
-/**
- * The schedule section of a report: the iGPU capture is the input's first
- * capture with a GPU device, the NPU capture its first with an NPU device
- * (one store, or one file each), modelled as `tickwise schedule` would with
- * the error bars off.
- */
-async function scheduleSection(inputs: string[], microbatch: string | undefined, inputFormat: string | undefined): Promise<ReportSchedule> {
-  if (inputs.length === 0 || inputs.length > 2) throw usageError('--schedule needs one store, or an iGPU capture and an NPU capture');
-  const { store } = await openInputs(inputs, { ...(inputFormat ? { format: inputFormat } : {}) });
-  let gpu: { capture_id: number; device: number } | undefined;
-  let npu: { capture_id: number; device: number } | undefined;
-  try {
-    const rows = await store.rows(`SELECT capture_id, device, kind FROM devices WHERE kind IN ('gpu', 'npu') ORDER BY capture_id, device`);
-    const pick = (kind: string) => rows.filter((r) => r['kind'] === kind).map((r) => ({ capture_id: Number(r['capture_id']), device: Number(r['device']) }))[0];
-    gpu = pick('gpu');
-    npu = pick('npu');
-  } finally {
-    await store.close();
-  }
-  if (!gpu) throw usageError('--schedule: the input has no GPU device to model');
-  const isStore = inputs.length === 1;
-  const args: ScheduleArgs = {
-    gpu: inputs[0]!, capture: isStore ? gpu.capture_id : undefined, device: gpu.device,
-    npu: npu ? (isStore ? inputs[0]! : inputs[1]) : undefined, 'npu-capture': npu && isStore ? npu.capture_id : undefined, 'npu-device': npu?.device,
-    microbatch, bootstrap: 0, seed: 1, exhaustive: 'off', format: 'text', 'input-format': inputFormat,
-  } as ScheduleArgs;
-  if (!npu) throw usageError('--schedule: the input has no NPU device (import an NPU capture, or run tickwise schedule with --npu-tile-ms)');
-  const g = await gather(args);
-  const result = scheduleModel({
-    measured: g.measured, bootstrap: null, exhaustive_check: null, power: g.power.length ? g.power : null,
-    measured_energy: g.measuredEnergy, capture: g.capture, handoff_source: g.handoffSource, notes: g.notes,
-  });
-  return { spec: scheduleGanttSpec(result) as Record<string, unknown>, lines: scheduleText(result, g.provenance).split('\n') };
-}

@@ -1,43 +1,14 @@
 import type { CommandModule } from 'yargs';
-import {
-  STAGE_ROLES,
-  captureFacts,
-  isStageRole,
-  kernelSamples,
-  provenanceLine,
-  segmentEnergy,
-  stageSamples,
-  type KernelSamplesResult,
-  type SegmentEnergy,
-  type StageFound,
-  type StageRole,
-  type StageSamplesResult,
-} from '@tickwise/analyzer';
 import { openInputs } from '@tickwise/capture';
 import {
-  DEFAULT_GROUP_ROWS,
-  GEMM_STAGES,
-  MODEL_LEAVES_OUT,
-  STRATEGY_NAMES,
-  constantCost,
-  formatMs,
-  formatSpeedup,
-  scheduleGanttSpec,
-  scheduleModel,
-  type CaptureReference,
-  type CriticalStep,
-  type EnginePower,
-  type MeasuredCost,
-  type MeasuredEnergy,
-  type MeasuredPrefill,
-  type MeasuredStage,
-  type SamplePart,
-  type ScheduleModelResult,
-  type StageKind,
+  DEFAULT_GROUP_ROWS, MODEL_LEAVES_OUT, STAGE_KINDS, STRATEGY_NAMES, isStageKind, scheduleGanttSpec, scheduleModel, type StageKind,
 } from '@tickwise/ceiling';
+import { scheduleInputs, type PowerOptions, type ScheduleInputOptions, type ScheduleInputs } from '@tickwise/inputs';
+import type { Store } from '@tickwise/store';
 import { nsToMsLossy } from '@tickwise/time';
 import { durationOption, importOptions, msOption, rowsOption, usageError } from '../options';
-import { formatJson, formatTable, out } from '../output';
+import { formatJson, out } from '../output';
+import { scheduleText } from '../schedule-text';
 
 const FORMATS = ['text', 'json', 'vega-lite'] as const;
 type OutputFormat = (typeof FORMATS)[number];
@@ -79,14 +50,6 @@ export interface Args {
   'tick-hz'?: string | undefined;
 }
 
-/** The analyzer's roles are the model's stage kinds, one for one (a new role breaks the build until mapped). */
-const ROLE_TO_KIND: Record<StageRole, StageKind> = {
-  embed: 'embed', attn_norm: 'attn_norm', qkv: 'qkv', rope: 'rope', attention: 'attention', attn_output: 'attn_output',
-  ffn_norm: 'ffn_norm', ffn_gate: 'ffn_gate', ffn_up: 'ffn_up', ffn_act: 'ffn_act', ffn_down: 'ffn_down', head: 'head',
-};
-
-const ENGINES = [{ id: 'gpu', name: 'iGPU' }, { id: 'npu', name: 'NPU' }] as const;
-
 /** A power in W (the option's name carries the unit), or with a unit (4500mW). */
 function wattOption(text: string | undefined, name: string): number | undefined {
   if (text === undefined) return undefined;
@@ -103,30 +66,30 @@ function list(v: string[] | string | undefined): string[] {
   return (Array.isArray(v) ? v : [v]).map(String);
 }
 
-/** `--stage qkv='*qkv*,*wq*'` (repeatable) -> globs per role. */
-function stagePatterns(items: readonly string[]): Partial<Record<StageRole, string[]>> {
-  const out: Partial<Record<StageRole, string[]>> = {};
+const STAGES = Object.keys(STAGE_KINDS).join(', ');
+
+/** `--stage qkv='*qkv*,*wq*'` (repeatable) -> globs per stage. */
+function stagePatterns(items: readonly string[]): Partial<Record<StageKind, string[]>> {
+  const out: Partial<Record<StageKind, string[]>> = {};
   for (const it of items) {
     const i = it.indexOf('=');
     const role = i > 0 ? it.slice(0, i).trim() : '';
     const globs = i > 0 ? it.slice(i + 1).split(',').map((g) => g.trim()).filter(Boolean) : [];
-    if (!isStageRole(role) || globs.length === 0) {
-      throw usageError(`--stage ${it}: write ROLE=GLOB[,GLOB] with ROLE one of ${Object.keys(STAGE_ROLES).join(', ')} (e.g. --stage 'qkv=*attn_qkv*')`);
-    }
+    if (!isStageKind(role) || globs.length === 0) throw usageError(`--stage ${it}: write ROLE=GLOB[,GLOB] with ROLE one of ${STAGES} (e.g. --stage 'qkv=*attn_qkv*')`);
     out[role] = [...(out[role] ?? []), ...globs];
   }
   return out;
 }
 
-/** `--npu-stage attention=1.5` (repeatable) -> factor per role. */
-function npuFactors(items: readonly string[]): Map<StageRole, number> {
-  const out = new Map<StageRole, number>();
+/** `--npu-stage attention=1.5` (repeatable) -> factor per stage. */
+function npuFactors(items: readonly string[]): Map<StageKind, number> {
+  const out = new Map<StageKind, number>();
   for (const it of items) {
     const m = /^([a-z_]+)=([0-9]*\.?[0-9]+)x?$/.exec(it.trim());
-    if (!m || !isStageRole(m[1]!) || !(Number(m[2]) > 0)) {
-      throw usageError(`--npu-stage ${it}: write ROLE=FACTOR, the NPU's time for that stage as a multiple of the iGPU's (e.g. attention=1.5); ROLE one of ${Object.keys(STAGE_ROLES).join(', ')}`);
+    if (!m || !isStageKind(m[1]!) || !(Number(m[2]) > 0)) {
+      throw usageError(`--npu-stage ${it}: write ROLE=FACTOR, the NPU's time for that stage as a multiple of the iGPU's (e.g. attention=1.5); ROLE one of ${STAGES}`);
     }
-    out.set(m[1] as StageRole, Number(m[2]));
+    out.set(m[1] as StageKind, Number(m[2]));
   }
   return out;
 }
@@ -146,265 +109,53 @@ function exhaustiveOption(text: string): { layers: number; chunks: number } | nu
   return { layers: Number(m[1]), chunks: Number(m[2]) };
 }
 
-/** Sum of N x K of a role's GEMM parts (x dispatches per instance), or null when a part has no shape. */
-function stageNK(s: StageFound): number | null {
-  let nk = 0;
-  for (const p of s.parts) {
-    if (!p.shape) return null;
-    nk += p.per_instance * p.shape.n * p.shape.k;
-  }
-  return nk;
-}
-
-function partsOf(s: StageFound, capture: string): SamplePart[] {
-  return s.parts.map((p) => ({ kernel: p.kernel, capture, per_instance: p.per_instance, dur_ns: p.dur_ns, segment: p.segment, position: p.position }));
-}
-
-/** Energy from a capture's power samples: the metric on the wanted device if any, else the first. */
-function pickEnergy(metrics: readonly SegmentEnergy[], device: number): SegmentEnergy | null {
-  return metrics.find((m) => m.device === device) ?? metrics[0] ?? null;
-}
-
-/** What {@link gather} found. */
-export interface Gathered {
-  measured: MeasuredPrefill;
-  capture: CaptureReference;
-  power: EnginePower[];
-  measuredEnergy: MeasuredEnergy | null;
-  handoffSource: string;
-  notes: string[];
-  provenance: string[];
-  captures: unknown[];
-  gpu: StageSamplesResult;
-  npu: KernelSamplesResult | null;
-}
-
-/** Reads both captures and turns them into the model's inputs. */
-/** Reads the captures into the model's measured inputs (also used by `tickwise report --schedule`). */
-export async function gather(args: Args): Promise<Gathered> {
-  const groupRows = rowsOption(args['group-rows'], 'group-rows') ?? DEFAULT_GROUP_ROWS;
+/** The typed options of {@link scheduleInputs} from the command line (every number checked before any input is read). */
+export function scheduleOptions(args: Args): Omit<ScheduleInputOptions, 'npu'> & { npu?: Omit<NonNullable<ScheduleInputOptions['npu']>, 'store'> } {
   const tileMs = msOption(args['npu-tile-ms'], 'npu-tile-ms');
   if (args.npu !== undefined && tileMs !== undefined) throw usageError('give the NPU cost one way: --npu CAPTURE or --npu-tile-ms X, not both');
-  const factors = npuFactors(list(args['npu-stage']));
-  const patterns = stagePatterns(list(args.stage));
-  const given = durationOption(args.handoff, 'handoff');
-  const microbatchGiven = rowsOption(args.microbatch, 'microbatch');
-  const rowsGiven = rowsOption(args['rows-per-dispatch'], 'rows-per-dispatch');
-  const layersGiven = rowsOption(args.layers, 'layers');
-  const tokensGiven = rowsOption(args.tokens, 'tokens');
-  const npuRowsGiven = rowsOption(args['npu-rows-per-dispatch'], 'npu-rows-per-dispatch');
-  const tileShape = shapeOption(args['npu-tile-shape']);
-  for (const id of ['gpu', 'npu'] as const) for (const k of ['active', 'idle'] as const) wattOption(args[`${id}-${k}-w`], `${id}-${k}-w`);
-  const notes: string[] = [];
-  const provenance: string[] = [];
-  const captures: unknown[] = [];
-  const imp = (input: string) => importOptions({ inputs: [input], format: args['input-format'], 'tick-hz': args['tick-hz'] });
+  const handoffNs = durationOption(args.handoff, 'handoff');
+  const power: PowerOptions = {};
+  for (const id of ['gpu', 'npu'] as const) {
+    for (const k of ['active', 'idle'] as const) {
+      const name = `${id}-${k}-w` as const;
+      const w = wattOption(args[name], name);
+      if (w !== undefined) power[id] = { ...power[id], [k]: { w, line: `--${name} ${args[name]}` } };
+    }
+  }
+  return {
+    gpu: {
+      input: args.gpu, captureId: args.capture, device: args.device, segment: args.segment, reps: args.reps,
+      rowsPerDispatch: rowsOption(args['rows-per-dispatch'], 'rows-per-dispatch'), layers: rowsOption(args.layers, 'layers'),
+      tokens: rowsOption(args.tokens, 'tokens'), patterns: stagePatterns(list(args.stage)),
+    },
+    ...(args.npu !== undefined ? {
+      npu: {
+        input: args.npu, captureId: args['npu-capture'], device: args['npu-device'], segment: args['npu-segment'], reps: args['npu-reps'],
+        kernel: args['npu-kernel'], rowsPerDispatch: rowsOption(args['npu-rows-per-dispatch'], 'npu-rows-per-dispatch'),
+      },
+    } : {}),
+    npuTile: tileMs === undefined ? undefined : { ms: tileMs, line: `--npu-tile-ms ${args['npu-tile-ms']}`, shape: shapeOption(args['npu-tile-shape']) },
+    npuFactors: npuFactors(list(args['npu-stage'])),
+    microbatch: rowsOption(args.microbatch, 'microbatch'),
+    groupRows: rowsOption(args['group-rows'], 'group-rows') ?? DEFAULT_GROUP_ROWS,
+    handoff: handoffNs === undefined ? undefined : { ms: nsToMsLossy(handoffNs), line: `--handoff ${args.handoff}` },
+    power,
+  };
+}
 
-  // the iGPU capture: stages, structure, segments, power
+/** Opens the iGPU input (and the NPU input, as its own store) and reads the schedule model's inputs. */
+async function gather(args: Args): Promise<ScheduleInputs> {
+  const opts = scheduleOptions(args);
+  const imp = (input: string) => importOptions({ inputs: [input], format: args['input-format'], 'tick-hz': args['tick-hz'] });
   const g = await openInputs([args.gpu], imp(args.gpu));
-  let gpu: StageSamplesResult;
-  let gpuEnergy: { metrics: SegmentEnergy[]; skipped: string[] };
+  let n: { store: Store } | null = null;
   try {
-    gpu = await stageSamples(g.store, {
-      captureId: args.capture,
-      device: args.device,
-      segment: args.segment,
-      reps: args.reps,
-      rowsPerDispatch: rowsGiven,
-      layers: layersGiven,
-      tokens: tokensGiven,
-      patterns,
-    });
-    provenance.push((await provenanceLine(g.store, gpu.capture_id)).replace(/^# /, '# iGPU input: '));
-    captures.push({ role: 'gpu', input: args.gpu, capture: (await captureFacts(g.store, [gpu.capture_id]))[0] ?? null });
-    gpuEnergy = await segmentEnergy(g.store, gpu.capture_id, gpu.segments, gpu.all_segments);
+    if (args.npu !== undefined) n = await openInputs([args.npu], imp(args.npu));
+    return await scheduleInputs(g.store, { ...opts, ...(opts.npu && n ? { npu: { ...opts.npu, store: n.store } } : {}) });
   } finally {
     await g.store.close();
+    if (n) await n.store.close();
   }
-  notes.push(...gpu.notes);
-  const gpuLabel = `${args.gpu} (capture ${gpu.capture_id} device ${gpu.device}, segment ${gpu.segment}: ${gpu.segments.length} prefill${gpu.segments.length === 1 ? '' : 's'})`;
-  const microbatch = microbatchGiven ?? gpu.rows_per_dispatch;
-  if (microbatchGiven === undefined) notes.push(`--microbatch not given: ${microbatch} rows, the capture's rows per dispatch`);
-  if (microbatch !== gpu.rows_per_dispatch) {
-    notes.push(`micro-batch ${microbatch} rows differs from the capture's ${gpu.rows_per_dispatch} rows per dispatch: costs are scaled linearly in rows (attention by its fitted line), not measured at ${microbatch}`);
-  }
-
-  // the NPU: a capture, a number, or nothing
-  let npu: KernelSamplesResult | null = null;
-  let npuEnergy: { metrics: SegmentEnergy[]; skipped: string[] } | null = null;
-  if (args.npu !== undefined) {
-    const n = await openInputs([args.npu], imp(args.npu));
-    try {
-      npu = await kernelSamples(n.store, { captureId: args['npu-capture'], device: args['npu-device'], segment: args['npu-segment'], reps: args['npu-reps'], kernel: args['npu-kernel'] ?? '*', kind: 'npu' });
-      provenance.push((await provenanceLine(n.store, npu.capture_id)).replace(/^# /, '# NPU input: '));
-      captures.push({ role: 'npu', input: args.npu, capture: (await captureFacts(n.store, [npu.capture_id]))[0] ?? null });
-      npuEnergy = await segmentEnergy(n.store, npu.capture_id, npu.segments, npu.all_segments);
-    } finally {
-      await n.store.close();
-    }
-    notes.push(...npu.notes);
-  }
-  const npuTiles = npu === null ? [] : npu.kernels.filter((k) => k.shape !== null);
-  if (npu !== null && npuTiles.length === 0) {
-    throw usageError(`--npu ${args.npu}: no kernel name carries an MxNxK GEMM shape, so its tiles cannot be matched to the model's GEMMs; narrow --npu-kernel to the GEMM tiles, or give the tile time with --npu-tile-ms X (--npu-tile-shape NxK)`);
-  }
-  const hasNpu = npu !== null || tileMs !== undefined;
-  const engines = hasNpu ? [...ENGINES] : [ENGINES[0]];
-  if (!hasNpu) notes.push('no NPU given (--npu CAPTURE or --npu-tile-ms X): only the iGPU runs, so every strategy is the all-iGPU schedule');
-
-  // the GEMM the --npu-tile-ms time is for
-  const byRole = new Map(gpu.stages.map((s) => [s.role, s] as const));
-  let tileNK: { nk: number; what: string } | null = null;
-  if (tileMs !== undefined) {
-    const shape = tileShape;
-    if (shape) tileNK = { nk: shape.n * shape.k, what: `${shape.n}x${shape.k}` };
-    else {
-      const ref = byRole.get('ffn_gate') ?? byRole.get('ffn_up') ?? gpu.stages.find((s) => GEMM_STAGES.includes(ROLE_TO_KIND[s.role]));
-      const nk = ref ? stageNK(ref) : null;
-      if (ref && nk !== null) {
-        const p = ref.parts[0]!.shape!;
-        tileNK = { nk, what: `${p.n}x${p.k} (the ${ref.role} GEMM; --npu-tile-shape to change)` };
-      }
-    }
-  }
-
-  const stages: MeasuredStage[] = gpu.stages.map((s) => {
-    const kind = ROLE_TO_KIND[s.role];
-    const fit = kind === 'attention' ? 'attention' : kind === 'head' ? 'fixed' : 'rows';
-    const gpuCost: MeasuredCost = {
-      form: 'dispatches',
-      fit,
-      rows_per_dispatch: gpu.rows_per_dispatch,
-      parts: partsOf(s, 'gpu'),
-      scale: 1,
-      whole_tiles: false,
-      source: {
-        from: 'capture',
-        line: `${gpuLabel}: ${s.parts.map((p) => `${p.kernel} (${p.dur_ns.length} dispatches${p.per_instance !== 1 ? `, ${p.per_instance} per stage` : ''}${p.shared_by.length > 1 ? `, shared by ${p.shared_by.join('+')}` : ''})`).join(' + ')}; ${s.rule}`,
-        details: { capture_id: gpu.capture_id, device: gpu.device, segment: gpu.segment, kernels: s.parts.map((p) => p.kernel), rule: s.rule },
-      },
-    };
-    let npuCost: MeasuredCost | null = null;
-    const nk = stageNK(s);
-    if (hasNpu && GEMM_STAGES.includes(kind)) {
-      if (nk === null) notes.push(`${s.role}: its kernels carry no MxNxK shape, so the NPU cost cannot be matched or scaled: it stays on the iGPU`);
-      else if (npu !== null) {
-        const exact = s.parts.length === 1 ? npuTiles.find((t) => t.shape!.n === s.parts[0]!.shape!.n && t.shape!.k === s.parts[0]!.shape!.k) : undefined;
-        const tile = exact ?? [...npuTiles].sort((a, b) => b.dur_ns.length - a.dur_ns.length)[0]!;
-        const tNK = tile.shape!.n * tile.shape!.k;
-        const scale = exact ? s.parts[0]!.per_instance : nk / tNK;
-        const U = npuRowsGiven ?? tile.shape!.m;
-        npuCost = {
-          form: 'dispatches',
-          fit: 'rows',
-          rows_per_dispatch: U,
-          parts: [{ kernel: tile.kernel, capture: 'npu', per_instance: 1, dur_ns: tile.dur_ns, segment: tile.segment, position: tile.dur_ns.map(() => 0) }],
-          scale,
-          whole_tiles: true,
-          source: {
-            from: 'capture',
-            line: `${args.npu} (capture ${npu.capture_id} device ${npu.device}, segment ${npu.segment}): ${tile.kernel}, ${tile.dur_ns.length} dispatches of ${U} rows` +
-              (exact ? '' : `; scaled by FLOPs to ${s.role}'s ${s.parts.map((p) => `${p.shape!.n}x${p.shape!.k}`).join('+')} (x${scale.toFixed(4)}): an assumption, not measured`),
-            details: { capture_id: npu.capture_id, device: npu.device, kernel: tile.kernel, rows_per_dispatch: U, scale, measured_shape: !!exact },
-          },
-        };
-      } else if (tileMs !== undefined && tileNK !== null) {
-        const scale = nk / tileNK.nk;
-        npuCost = {
-          form: 'model',
-          model: { model: 'rows', per_group: constantCost(tileMs * scale, { what: '--npu-tile-ms' }), whole_tiles: true },
-          source: { from: 'number', line: `--npu-tile-ms ${args['npu-tile-ms']} per ${groupRows}-row tile of ${tileNK.what}${scale === 1 ? '' : `, scaled by FLOPs to ${s.role} (x${scale.toFixed(4)}): an assumption`}` },
-        };
-      }
-    }
-    const f = factors.get(s.role);
-    if (hasNpu && f !== undefined) {
-      npuCost = { form: 'model', model: { model: 'scaled', of: 'gpu', factor: f }, source: { from: 'number', line: `--npu-stage ${s.role}=${f}: the NPU at ${f} x the iGPU's time (a what-if)` } };
-    }
-    const cost: Record<string, MeasuredCost | null> = { gpu: gpuCost };
-    if (hasNpu) cost['npu'] = npuCost;
-    return { kind, cost };
-  });
-  for (const r of factors.keys()) if (!byRole.has(r)) notes.push(`--npu-stage ${r}: no such stage in the capture`);
-
-  // handoff: given, else the NPU's host turnaround, else 0
-  let handoffMs = 0;
-  let handoffSource: string;
-  if (given !== undefined) {
-    handoffMs = nsToMsLossy(given);
-    handoffSource = `--handoff ${args.handoff}`;
-  } else if (npu !== null && npu.median_gap_ns !== null) {
-    handoffMs = npu.median_gap_ns / 1e6;
-    handoffSource = `measured: median idle between consecutive NPU dispatches in ${args.npu} (${npu.gaps} gaps): the host's turnaround from one completion to the next start (--handoff to change)`;
-  } else {
-    handoffSource = hasNpu ? 'not given and not measured: 0 (optimistic; give --handoff 100us or an NPU capture)' : 'one engine: no handoff';
-    if (hasNpu) notes.push('handoff 0: no --handoff and no NPU capture to measure it from, so engine changes are free in this answer (optimistic)');
-  }
-
-  // the capture the all-iGPU model should reproduce
-  const nSeg = gpu.segments.length;
-  const mean = (f: (s: (typeof gpu.segments)[number]) => bigint) => gpu.segments.reduce((a, s) => a + Number(f(s)), 0) / nSeg / 1e6;
-  const capture: CaptureReference = {
-    span_ms: mean((s) => s.span_ns),
-    busy_ms: mean((s) => s.busy_ns),
-    sum_ms: mean((s) => s.sum_dur_ns),
-    unmodelled: gpu.unmatched.map((u) => ({ kernel: u.kernel, ms: u.ns_per_prefill / 1e6 })),
-    segments: nSeg,
-    rows_per_dispatch: gpu.rows_per_dispatch,
-    source: `${gpuLabel}: mean span of segment${nSeg === 1 ? '' : 's'} ${gpu.segments.map((s) => s.segment).join(', ')}`,
-  };
-
-  // power: flags, else measured
-  const gE = pickEnergy(gpuEnergy.metrics, gpu.device);
-  const nE = npuEnergy && npu ? pickEnergy(npuEnergy.metrics, npu.device) : null;
-  for (const s of [...gpuEnergy.skipped, ...(npuEnergy?.skipped ?? [])]) notes.push(`power metric ${s}: not a power unit tickwise reads (W, mW, uW), left out of the energy`);
-  const measuredEnergy: MeasuredEnergy | null = gE
-    ? {
-        segments: gE.segments,
-        joules_per_prefill: gE.segments.reduce((a, s) => a + s.joules, 0) / Math.max(1, gE.segments.length),
-        source: `${gE.metric} of ${args.gpu} device ${gE.device ?? '?'} over ${gE.segments.length} prefill segment${gE.segments.length === 1 ? '' : 's'}; ${gE.method}`,
-      }
-    : null;
-  const power: EnginePower[] = [];
-  const engPower = (id: 'gpu' | 'npu', e: SegmentEnergy | null, input: string | undefined) => {
-    const a = wattOption(args[`${id}-active-w`], `${id}-active-w`);
-    const i = wattOption(args[`${id}-idle-w`], `${id}-idle-w`);
-    const segMean = e && e.segments.length ? e.segments.reduce((x, s) => x + s.mean_w, 0) / e.segments.length : null;
-    const active = a ?? segMean;
-    const idle = i ?? e?.outside_mean_w ?? null;
-    const src = [
-      a !== undefined ? `--${id}-active-w ${args[`${id}-active-w`]}` : segMean !== null ? `active: measured mean ${segMean.toFixed(2)} W of ${e!.metric} over the prefill segments of ${input} (taken as active power)` : `active: unknown`,
-      i !== undefined ? `--${id}-idle-w ${args[`${id}-idle-w`]}` : e?.outside_mean_w != null ? `idle: measured mean ${e.outside_mean_w.toFixed(2)} W of ${e.metric} outside the prefills (${e.outside_samples} samples)` : 'idle: unknown',
-    ].join('; ');
-    if (active !== null || idle !== null) power.push({ engine: id, active_w: active, idle_w: idle, source: src });
-  };
-  engPower('gpu', gE, args.gpu);
-  if (hasNpu) engPower('npu', nE, args.npu);
-  if (power.length && hasNpu) {
-    for (const id of ['gpu', 'npu'] as const) if (!power.some((p) => p.engine === id)) power.push({ engine: id, active_w: null, idle_w: null, source: 'unknown' });
-  }
-
-  return {
-    measured: {
-      layers: gpu.layers,
-      prompt_rows: gpu.prompt_rows,
-      microbatch_rows: microbatch,
-      group_rows: groupRows,
-      engines,
-      reference_engine: 'gpu',
-      stages,
-      handoff: { default_ms: handoffMs },
-    },
-    capture,
-    power,
-    measuredEnergy,
-    handoffSource,
-    notes,
-    provenance,
-    captures,
-    gpu,
-    npu,
-  };
 }
 
 /** A one-line progress report on a TTY (the model runs synchronously, so it writes as it goes); nothing when piped. */
@@ -417,134 +168,6 @@ function progressLine(): ((phase: string, done: number, total: number) => void) 
     last = now;
     process.stderr.write(`\r\x1b[K${phase} ${done}/${total}`);
   };
-}
-
-const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
-// below a femtosecond is float noise of a difference of sums (-5.68e-12 ms): printed as 0
-const signedMs = (x: number) => (Math.abs(x) < 1e-9 ? '0 ms' : `${x >= 0 ? '+' : '-'}${formatMs(Math.abs(x))} ms`);
-
-/** Runs of consecutive critical-path steps on one engine: "iGPU 40 stages (L0 c0 embed .. L3 c0 ffn_down) 30.1 ms". */
-function pathRuns(steps: readonly CriticalStep[], names: Map<string, string>): string[] {
-  const runs: { engine: string; first: CriticalStep; last: CriticalStep; n: number; ms: number; handoff: number }[] = [];
-  for (const s of steps) {
-    const r = runs[runs.length - 1];
-    if (r && r.engine === s.engine) {
-      r.last = s;
-      r.n++;
-      r.ms += s.end_ms - s.start_ms;
-    } else runs.push({ engine: s.engine, first: s, last: s, n: 1, ms: s.end_ms - s.start_ms, handoff: s.handoff_ms });
-  }
-  const eng = (e: string) => e.split('+').map((x) => names.get(x) ?? x).join('+');
-  return runs.map((r) => `${eng(r.engine)}: ${r.n} stage${r.n === 1 ? '' : 's'} (${r.first.name}${r.n > 1 ? ` .. ${r.last.name}` : ''}) ${formatMs(r.ms)} ms${r.handoff > 0 ? ` after a ${formatMs(r.handoff)} ms handoff` : ''}`);
-}
-
-/** The human report. */
-export function scheduleText(r: ScheduleModelResult, provenance: readonly string[]): string {
-  const names = new Map(r.model.engines.map((e) => [e.id, e.name]));
-  const L: string[] = [...provenance, ''];
-  const m = r.model;
-  L.push(`schedule model: ${m.layers} layers x ${m.chunks} micro-batch${m.chunks === 1 ? '' : 'es'} of ${m.microbatch_rows} rows (${m.prompt_rows}-row prompt), ${m.tasks} stages; engines ${m.engines.map((e) => e.name).join(', ')}`);
-  L.push(`handoff between engines: ${formatMs(m.handoff_ms)} ms (${m.handoff_source})`);
-  L.push('');
-  const u = r.uncertainty;
-  const cols = ['strategy', 'makespan', 'speedup', ...(u ? ['median', `${Math.round(u.coverage * 100)} % interval`] : []), ...m.engines.map((e) => `${e.name} busy`)];
-  const rows = r.strategies.map((s) => {
-    const row: Record<string, unknown> = {
-      strategy: `${s.name}${s.strategy === r.best ? ' *' : ''}${s.proven_optimal === false ? ' (not proven)' : ''}`,
-      makespan: `${formatMs(s.makespan_ms)} ms`,
-      speedup: formatSpeedup(s.speedup),
-    };
-    if (u) {
-      row['median'] = s.interval ? formatSpeedup(s.interval.speedup.median) : '-';
-      row[`${Math.round(u.coverage * 100)} % interval`] = s.interval ? `${formatSpeedup(s.interval.speedup.low)} .. ${formatSpeedup(s.interval.speedup.high)}` : '-';
-    }
-    for (const e of s.engines) row[`${names.get(e.engine)} busy`] = `${formatMs(e.busy_ms)} ms (${pct(e.utilisation)})`;
-    return row;
-  });
-  L.push(formatTable(cols, rows));
-  const best = r.strategies.find((s) => s.strategy === r.best)!;
-  const bi = best.interval;
-  L.push('');
-  L.push(`best: ${best.name}, ${formatMs(best.makespan_ms)} ms, ${formatSpeedup(best.speedup)} over all-iGPU` +
-    (u && bi ? ` (median ${formatSpeedup(bi.speedup.median)}, ${Math.round(u.coverage * 100)} % interval ${formatSpeedup(bi.speedup.low)} .. ${formatSpeedup(bi.speedup.high)})` : ''));
-  const lb = r.lower_bound;
-  L.push(`no schedule of this graph takes less than ${formatMs(lb.bound_ms)} ms (${lb.load_ms >= lb.path_ms ? 'the work at each engine\'s speed' : 'the longest least-cost path'}; path ${formatMs(lb.path_ms)} ms, load ${formatMs(lb.load_ms)} ms): the best found is at most ${pct(lb.best_excess_max)} above the optimum`);
-  if (u) {
-    L.push(`error bars: ${u.replicates} bootstrap replicates (seed ${u.seed}) over ${u.repetitions.map((x) => `${x.segments} repetition${x.segments === 1 ? '' : 's'} of the ${names.get(x.capture) ?? x.capture} capture`).join(' and ')}, ${u.dispatches} dispatches; ${u.method}`);
-    for (const n of u.notes) L.push(`  note: ${n.replace(/^(gpu|npu):/, (x) => `${names.get(x.slice(0, -1)) ?? x}:`)}`);
-  } else L.push('error bars: off (--bootstrap 0)');
-  L.push('');
-  const cp = r.critical_path;
-  L.push(`critical path of the best schedule: ${cp.steps.length} stages, ${formatMs(cp.length_ms)} ms (handoff on it ${formatMs(cp.handoff_ms)} ms)`);
-  L.push(`  by engine: ${cp.by_engine.map((e) => `${e.engine.split('+').map((x) => names.get(x) ?? x).join('+')} ${formatMs(e.ms)} ms`).join(', ')}`);
-  L.push(`  by stage: ${cp.by_kind.map((k) => `${k.kind} ${formatMs(k.ms)} ms (${k.steps})`).join(', ')}`);
-  const runs = pathRuns(cp.steps, names);
-  const shown = runs.length <= 12 ? runs : [...runs.slice(0, 6), `... ${runs.length - 12} more runs ...`, ...runs.slice(-6)];
-  for (const x of shown) L.push(`  ${x}`);
-  if (r.per_gemm_splits.length) {
-    L.push('');
-    L.push(`per-GEMM split (tickwise ceiling of each GEMM: M = its rows, sync = the handoff):`);
-    L.push(formatTable(['gemm', 'rows', 'npu_groups', 'gpu_ms', 'npu_ms', 'split_ms', 'speedup', 'instances'], r.per_gemm_splits.map((s) => ({
-      gemm: s.kind, rows: s.rows, npu_groups: s.split.npu_groups, gpu_ms: formatMs(s.split.gpu_ms), npu_ms: formatMs(s.split.npu_ms),
-      split_ms: formatMs(s.split.split_ms), speedup: formatSpeedup(s.split.speedup), instances: s.instances,
-    }))));
-  }
-  L.push('');
-  L.push(`stage costs (ms per stage: first and last micro-batch, and summed over one prefill as if every instance ran on that engine)`);
-  L.push(formatTable(['stage', 'engine', 'model', 'first', 'last', 'per prefill'], r.stage_costs.map((c) => ({
-    stage: c.kind, engine: names.get(c.engine) ?? c.engine, model: c.model,
-    first: formatMs(c.first_chunk_ms), last: formatMs(c.last_chunk_ms), 'per prefill': formatMs(c.prefill_ms),
-  }))));
-  const att = r.stage_costs.find((c) => c.kind === 'attention' && c.fit?.line);
-  if (att?.fit?.line) {
-    const l = att.fit.line;
-    L.push(`  attention: fitted over ${l.positions} micro-batch positions: ${formatMs(l.a_ms)} ms + ${formatMs(l.b_ms_per_position)} ms x position${l.r2 === null ? '' : ` (R^2 ${l.r2.toFixed(4)})`}: cost grows with the keys attended`);
-  }
-  L.push('  sources:');
-  const seen = new Set<string>();
-  for (const c of r.stage_costs) {
-    const line = `${c.kind} on ${names.get(c.engine) ?? c.engine}: ${c.source?.line ?? '-'}`;
-    if (!seen.has(line)) L.push(`    ${line}`);
-    seen.add(line);
-  }
-  if (r.exhaustive_check) {
-    const x = r.exhaustive_check;
-    L.push('');
-    L.push(`heuristic vs optimum, on a cut-down graph of the same costs (${x.layers} layer${x.layers === 1 ? '' : 's'} x ${x.chunks} micro-batch${x.chunks === 1 ? '' : 'es'}, ${x.tasks} stages):`);
-    L.push(`  all-iGPU ${formatMs(x.all_gpu_ms)} ms, per-GEMM ${formatMs(x.per_gemm_ms)} ms, HEFT ${formatMs(x.heuristic_ms)} ms (+${pct(x.heuristic_excess)})` +
-      (x.search_ms !== null && x.search_excess !== null ? `, HEFT + search ${formatMs(x.search_ms)} ms (+${pct(x.search_excess)})` : '') +
-      `, optimum ${formatMs(x.optimal_ms)} ms ` + (x.proven_optimal ? `(proven, ${x.nodes} search nodes)` : `(best found in ${x.nodes} nodes, not proven optimal)`));
-  }
-  if (r.reproduction) {
-    const p = r.reproduction;
-    L.push('');
-    L.push(`model vs capture: all-iGPU at ${p.microbatch_rows} rows ${formatMs(p.model_ms)} ms vs measured span ${formatMs(p.measured_span_ms)} ms (${p.error >= 0 ? '+' : ''}${pct(p.error)}, ${p.within_5pct ? 'within' : 'NOT within'} 5 %)`);
-    L.push(`  ${p.source}`);
-    for (const a of p.accounted) L.push(`  ${signedMs(a.ms)}  ${a.what}`);
-    L.push(`  ${signedMs(p.residual_ms)}  residual`);
-  }
-  L.push('');
-  L.push('the model leaves out:');
-  for (const w of r.left_out) L.push(`  - ${w.what}${w.ms_per_prefill === null ? '' : ` (${signedMs(w.ms_per_prefill)} per prefill in the capture)`}`);
-  L.push('');
-  L.push(`energy: ${r.energy.note}`);
-  if (r.energy.measured) {
-    const me = r.energy.measured;
-    L.push(`  measured: ${me.joules_per_prefill.toFixed(3)} J per prefill (${me.segments.map((s) => `segment ${s.segment}: ${s.joules.toFixed(3)} J, mean ${s.mean_w.toFixed(2)} W, ${s.samples} samples`).join('; ')})`);
-  }
-  for (const p of r.energy.power) L.push(`  ${names.get(p.engine) ?? p.engine} power: ${p.source}`);
-  for (const s of r.strategies) {
-    if (s.energy && s.energy.joules !== null) {
-      const base = r.strategies[0]!.energy?.joules ?? null;
-      L.push(`  modelled ${s.name}: ${s.energy.joules.toFixed(3)} J${base ? ` (${((s.energy.joules / base - 1) * 100).toFixed(1)} % vs all-iGPU)` : ''}`);
-    }
-  }
-  if (r.notes.length) {
-    L.push('');
-    L.push('notes');
-    for (const n of r.notes) L.push(`  - ${n}`);
-  }
-  return L.join('\n');
 }
 
 /**
@@ -586,7 +209,7 @@ export const scheduleCommand: CommandModule<object, Args> = {
       .option('reps', { type: 'number', describe: 'repetitions (prefills) in the capture, when known', group: 'iGPU capture' })
       .option('capture', { type: 'number', describe: 'capture id in a store holding several', group: 'iGPU capture' })
       .option('device', { type: 'number', describe: 'device ordinal', group: 'iGPU capture' })
-      .option('stage', { type: 'string', array: true, describe: `ROLE=GLOB[,GLOB]: the kernels of a stage, replacing its default rule (roles: ${Object.keys(STAGE_ROLES).join(', ')})`, group: 'iGPU capture' })
+      .option('stage', { type: 'string', array: true, describe: `ROLE=GLOB[,GLOB]: the kernels of a stage, replacing its default rule (roles: ${STAGES})`, group: 'iGPU capture' })
       .option('gpu-active-w', { type: 'string', describe: 'iGPU power while busy, W (default: measured, when the capture has power samples)', group: 'energy' })
       .option('gpu-idle-w', { type: 'string', describe: 'iGPU power while idle, W', group: 'energy' })
       .option('npu-active-w', { type: 'string', describe: 'NPU power while busy, W', group: 'energy' })
