@@ -9,6 +9,8 @@ export const analyzerMessages = {
   badSegment: (text: string) =>
     `invalid --segment: "${text}" (write all, first, last, steady, or a segment index as tickwise segments lists it, 0 = first)`,
   badReps: (text: string) => `invalid --reps: "${text}" (write the number of repetitions, a whole number >= 1)`,
+  steadyWhereItCan: (whole: readonly string[]) =>
+    `steady (all but the first segment), except ${whole.join('; ')}: one segment (no repetition found), read whole`,
   noSteady: (where: string) =>
     `--segment steady: ${where} has only one segment (no repetition found), so there is no steady state to select; ` +
     `use --segment all, tell the number of repetitions with --reps N, or leave this device out (--capture N --device N)`,

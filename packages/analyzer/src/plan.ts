@@ -20,5 +20,6 @@ export async function planAnalysis(
     return { ...base, segment, resolved: null };
   }
   const resolved = await resolveSegments(store, opts);
-  return { ...base, spec: withSegments(base.spec, resolved.ranges), segment, resolved };
+  // `steady` over devices of which some do not repeat: the resolved segment says which were read whole
+  return { ...base, spec: withSegments(base.spec, resolved.ranges), segment: resolved.segment, resolved };
 }

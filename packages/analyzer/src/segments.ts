@@ -326,6 +326,13 @@ export async function resolveSegments(
   const plan = await planSources(store, opts);
   const devices: DeviceSegmentation[] = [];
   for (const d of plan.devices) devices.push(await segmentDevice(store, plan.spec, d, opts.reps));
+  // steady where it can be: a device with one segment (no repetition) is read whole, and the segment says so;
+  // only when no selected device repeats is `steady` refused
+  const single = devices.filter((d) => d.segments.length < 2);
+  if (choice.kind === 'steady' && single.length > 0 && single.length < devices.length) {
+    const ranges = devices.flatMap((d) => rangesOf(d, d.segments.length < 2 ? { kind: 'all' } : choice));
+    return { segment: analyzerMessages.steadyWhereItCan(single.map((d) => whereLabel(d))), devices, ranges };
+  }
   return { segment: opts.segment ?? 'all', devices, ranges: devices.flatMap((d) => rangesOf(d, choice)) };
 }
 

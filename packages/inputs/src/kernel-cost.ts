@@ -19,7 +19,8 @@ export interface KernelCost {
 
 /** How the one-segment note names things: the input, and the options that change the segment. */
 export interface SegmentWords {
-  readonly where: string;
+  /** Default: `capture N device N`. */
+  readonly where?: string | undefined;
   readonly options: string;
 }
 
@@ -32,7 +33,7 @@ export async function kernelCost(store: Store, opts: CostOptions, words: Segment
   if (opts.segment !== undefined) return { cost: await rowGroupCost(store, opts), segment_note: null, segment_defaulted: false };
   const all = await rowGroupCost(store, { ...opts, segment: 'all' });
   const d = await defaultSegment(store, { captureId: all.capture_id, device: all.device, reps: opts.reps }, {
-    where: words.where, used: `all ${all.dispatch_count} dispatches were`, options: words.options,
+    where: words.where ?? `capture ${all.capture_id} device ${all.device}`, used: `all ${all.dispatch_count} dispatches were`, options: words.options,
   });
   if (d.segment === 'all') return { cost: all, segment_note: d.note, segment_defaulted: true };
   return { cost: await rowGroupCost(store, { ...opts, captureId: all.capture_id, device: all.device, segment: 'steady' }), segment_note: null, segment_defaulted: true };

@@ -7,6 +7,7 @@ import { withInputs, withJson, withStore, type InputArgs } from '../options';
 import { formatJson, formatTable, out } from '../output';
 
 interface Args extends InputArgs {
+  capture?: number;
   pin?: string;
   wall?: string;
   'wall-capture'?: string;
@@ -50,10 +51,10 @@ export async function formatFindings(store: Store, findings: readonly Finding[])
  * every capture of a store (an NPU capture beside an iGPU one is not the
  * prefill llama-bench timed). null: all of them.
  */
-async function wallCapture(store: Store, given: string | undefined): Promise<number | null> {
-  if (given === 'all') return null;
+async function wallCapture(store: Store, given: string | undefined, only: number | undefined): Promise<number | null> {
+  if (given === 'all') return only ?? null;
   const ids = (await store.query({ capture_id: 'number' }, 'SELECT capture_id FROM captures ORDER BY capture_id')).map((r) => r.capture_id);
-  if (given === undefined) return ids[0] ?? null;
+  if (given === undefined) return only ?? ids[0] ?? null;
   const id = Number(given);
   if (!Number.isInteger(id) || !ids.includes(id)) {
     throw new TickwiseError('usage', `--wall-capture ${given}: not a capture of this input (captures: ${ids.join(', ') || 'none'}; or "all")`);
@@ -61,8 +62,18 @@ async function wallCapture(store: Store, given: string | undefined): Promise<num
   return id;
 }
 
+/** `--capture N`: a capture of the input, or a usage error naming those there are. */
+async function onlyCapture(store: Store, given: number | undefined): Promise<number | undefined> {
+  if (given === undefined) return undefined;
+  const ids = (await store.query({ capture_id: 'number' }, 'SELECT capture_id FROM captures ORDER BY capture_id')).map((r) => r.capture_id);
+  if (!Number.isSafeInteger(given) || !ids.includes(given)) {
+    throw new TickwiseError('usage', `--capture ${given}: not a capture of this input (captures: ${ids.join(', ') || 'none'}; tickwise info lists them)`);
+  }
+  return given;
+}
+
 /**
- * `tickwise check <input> [--pin pin.json] [--wall bench.csv [--wall-capture N|all]] [--json]`:
+ * `tickwise check <input> [--capture N] [--pin pin.json] [--wall bench.csv [--wall-capture N|all]] [--json]`:
  * runs every check rule and prints its findings (code, severity, numbers,
  * what to do). Exit 1 when any finding is an error.
  */
@@ -72,21 +83,23 @@ export const checkCommand: CommandModule<object, Args> = {
   builder: (y) =>
     withJson(
       withInputs(y)
+        .option('capture', { type: 'number', requiresArg: true, describe: 'check only this capture id (default: every capture; tickwise info lists them)' })
         .option('pin', { type: 'string', requiresArg: true, describe: 'a pin (tickwise pin ... --out pin.json) to compare recorded libraries against' })
         .option('wall', { type: 'string', requiresArg: true, describe: 'llama-bench output (-o csv|json|jsonl|md|sql) to compare a capture\'s segment spans against' })
-        .option('wall-capture', { type: 'string', requiresArg: true, describe: 'the capture id --wall is about (default: the first capture), or "all"' }),
+        .option('wall-capture', { type: 'string', requiresArg: true, describe: 'the capture id --wall is about (default: --capture, else the first capture), or "all"' }),
     ) as never,
   handler: async (args) => {
     const pin = args.pin ? readPin(args.pin) : undefined;
     const refs = args.wall ? (await readLlamaBench(args.wall)).refs : undefined;
     if (args['wall-capture'] !== undefined && !refs) throw new TickwiseError('usage', '--wall-capture goes with --wall <llama-bench output>');
     await withStore(args, async (store) => {
+      const only = await onlyCapture(store, args.capture);
       const wallRefs = refs ? refs.map((r) => ({ ...r, capture_id: null as number | null })) : undefined;
       if (wallRefs) {
-        const target = await wallCapture(store, args['wall-capture']);
+        const target = await wallCapture(store, args['wall-capture'], only);
         for (const r of wallRefs) r.capture_id = target;
       }
-      const findings = await runChecks(store, { ...(pin ? { pin } : {}), ...(wallRefs ? { wallRefs } : {}) });
+      const findings = await runChecks(store, { ...(only !== undefined ? { captureIds: [only] } : {}), ...(pin ? { pin } : {}), ...(wallRefs ? { wallRefs } : {}) });
       out(args.json ? formatJson({ findings }) : await formatFindings(store, findings));
       if (hasErrors(findings)) process.exitCode = 1;
     });

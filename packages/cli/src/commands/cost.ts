@@ -1,5 +1,5 @@
 import type { CommandModule } from 'yargs';
-import { rowGroupCost } from '@tickwise/analyzer';
+import { kernelCost } from '@tickwise/inputs';
 import { withAnalysis, selectionOptions, header, captures, dur, excludedNote, type AnalysisArgs } from '../analysis-options';
 import { withStore } from '../options';
 import { formatJson, formatTable, out } from '../output';
@@ -26,10 +26,12 @@ export const costCommand: CommandModule<object, Args> = {
       .option('group-rows', { type: 'number', default: 256, describe: 'rows of a group (the NPU tile)' })
       .option('params', { type: 'number', describe: 'weight parameters of the GEMMs of one prefill (e.g. 4.02e9), for the FLOP reading' })
       .option('tokens', { type: 'number', describe: 'tokens (rows) of one prefill (e.g. 16384), for the FLOP reading' })
-      .option('gemm-kernels', { type: 'string', describe: 'glob of the GEMM kernels whose time makes the FLOP rate (default: matmul/gemm/mmt names with a <rows-per-dispatch>xNxK shape)' }) as never,
+      .option('gemm-kernels', { type: 'string', describe: 'glob of the GEMM kernels whose time makes the FLOP rate (default: matmul/gemm/mmt names with a <rows-per-dispatch>xNxK shape)' })
+      // the default of every cost and model input: steady where the capture repeats, else all (as ceiling, schedule and report)
+      .option('segment', { type: 'string', default: undefined, describe: 'all | first | last | steady (all but the first) | N; default: steady where the capture repeats, else all' }) as never,
   handler: async (args) => {
     await withStore(args, async (store) => {
-      const r = await rowGroupCost(store, {
+      const k = await kernelCost(store, {
         ...selectionOptions(args),
         kernel: args.kernel,
         rowsPerDispatch: args['rows-per-dispatch'],
@@ -37,13 +39,16 @@ export const costCommand: CommandModule<object, Args> = {
         params: args.params,
         tokens: args.tokens,
         gemmKernels: args['gemm-kernels'],
-      });
+      }, { options: '--segment, --reps' });
+      const r = k.cost;
+      const segmentFrom = k.segment_defaulted ? 'the default: steady where the capture repeats, else all' : '--segment';
       if (args.json) {
-        out(formatJson({ ...r, captures: await captures(store, [r.capture_id]) }));
+        out(formatJson({ ...r, segment_from: segmentFrom, segment_note: k.segment_note, captures: await captures(store, [r.capture_id]) }));
         return;
       }
       const lines = [await header(store, [r.capture_id])];
-      lines.push(`cost of a ${r.group_rows}-row group of "${r.kernel}" on capture ${r.capture_id} device ${r.device} (one dispatch = ${r.rows_per_dispatch} rows); segment ${r.segment} (${r.segments_selected} selected)`);
+      lines.push(`cost of a ${r.group_rows}-row group of "${r.kernel}" on capture ${r.capture_id} device ${r.device} (one dispatch = ${r.rows_per_dispatch} rows); segment ${r.segment} (${r.segments_selected} selected; ${segmentFrom})`);
+      if (k.segment_note) lines.push(`note: ${k.segment_note}`);
       lines.push(formatTable(['kernel', 'dispatches'], r.matched_kernels.map((k) => ({ kernel: k.kernel, dispatches: k.dispatch_count }))));
       lines.push('\n' + formatTable(['segment', 'dispatches', 'mean', 'median'], r.per_segment.map((p) => ({ segment: p.segment, dispatches: p.dispatch_count, mean: dur(p.mean_dispatch_ns), median: dur(p.median_dispatch_ns) }))));
       lines.push(`\ndispatches ${r.dispatch_count}: mean ${dur(r.mean_dispatch_ns)}, median ${dur(r.median_dispatch_ns)}, p10 ${dur(r.p10_dispatch_ns)}, p90 ${dur(r.p90_dispatch_ns)}`);
