@@ -67,7 +67,7 @@ describe.skipIf(skip)('in headless Chromium', () => {
         await page.mouse.up();
         after = await domain();
         // the dropdown under the chart zooms the detail to a segment
-        await page.locator('.tw-chart[data-spec="timeline"] select').selectOption({ label: 'iGPU · igpu-prefill: segment 0 (first)' });
+        await page.locator('.tw-chart[data-spec="timeline"] select').selectOption({ label: 'iGPU · capture 1 device 0: segment 0 (first)' });
         first = await domain();
       },
     });

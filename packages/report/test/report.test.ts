@@ -32,38 +32,45 @@ describe('the report of the sample captures', () => {
   });
   afterAll(async () => { await store.close(); });
 
-  it('device numbers are the analyzer\'s gaps()', async () => {
-    const g = await gaps(store);
+  it('device numbers are the analyzer\'s gaps() over the segments kernels and costs use (steady where there are repetitions)', async () => {
     for (const d of data.devices) {
+      const g = await gaps(store, { captureId: d.capture_id, device: d.device, segment: d.steady_choice });
       const s = g.scopes.find((x) => x.capture_id === d.capture_id && x.device === d.device && x.queue === null)!;
       expect([d.span_ns, d.busy_ns, d.idle_ns, d.gap_count]).toEqual([s.span_ns, s.busy_ns, s.idle_ns, s.gap_count]);
     }
     expect(data.devices.map((d) => d.label)).toEqual(['iGPU · igpu-prefill (capture 1, device 0)', 'NPU · npu-tiles (capture 2, device 0)']);
     expect(data.devices.map((d) => d.steady_choice)).toEqual(['steady', 'all']);
+    expect(data.devices.map((d) => d.coverage)).toEqual(['steady segment 1 of 2', 'one segment']);
+    // one default on the page: the Devices row counts what the kernel table counts
+    for (const d of data.devices) expect(data.kernels.filter((k) => k.label === d.label).reduce((a, k) => a + k.count, 0)).toBe(d.dispatches);
   });
 
-  it('timeline bars keep every device\'s busy time exactly, at any aggregation', async () => {
+  it('timeline bars keep every device\'s busy time exactly (all segments: the timeline shows everything), at any aggregation', async () => {
+    const all = (await gaps(store)).scopes.filter((x) => x.queue === null);
+    const whole = (d: { capture_id: number; device: number }) => all.find((x) => x.capture_id === d.capture_id && x.device === d.device)!;
     for (const max of [2000, 40, 1]) {
       const r = max === 2000 ? data : await collectReport(store, { maxIntervals: max, ceiling: null });
       for (const d of r.devices) {
         const bars = r.timeline.intervals.filter((i) => i.label === d.label);
         expect(bars.length).toBeLessThanOrEqual(max);
-        expect(bars.reduce((a, b) => a + b.busy_ns, 0n)).toBe(d.busy_ns);
-        expect(bars.reduce((a, b) => a + b.dispatches, 0)).toBe(d.dispatches);
+        expect(bars.reduce((a, b) => a + b.busy_ns, 0n)).toBe(whole(d).busy_ns);
+        expect(bars.reduce((a, b) => a + b.dispatches, 0)).toBe(whole(d).dispatches);
         expect(bars[0]!.start_ns).toBe(r.devices.find((x) => x.label === d.label)!.segments[0]?.start_ns ?? bars[0]!.start_ns);
         for (let i = 1; i < bars.length; i++) expect(bars[i]!.start_ns > bars[i - 1]!.end_ns).toBe(true);
       }
     }
     // unmerged: one bar per busy block (the iGPU sample has 2028 blocks: gaps + 1)
     const igpu = data.timeline.aggregation[0]!;
-    expect(igpu.raw_blocks).toBe(data.devices[0]!.gap_count + 1);
+    expect(igpu.raw_blocks).toBe(whole(data.devices[0]!).gap_count + 1);
     expect(igpu.intervals).toBe(2000);
     expect(igpu.merged_gap_max_ns).not.toBeNull();
   });
 
-  it('the gap histogram holds every gap, split by class as the analyzer splits them', () => {
-    for (const d of data.devices) {
-      const bars = data.histogram.filter((b) => b.label === d.label);
+  it('the gap histogram holds every gap (all segments), split by class as the analyzer splits them', async () => {
+    const all = (await gaps(store)).scopes.filter((x) => x.queue === null);
+    for (const dev of data.devices) {
+      const d = all.find((x) => x.capture_id === dev.capture_id && x.device === dev.device)!;
+      const bars = data.histogram.filter((b) => b.label === dev.label);
       expect(bars.reduce((a, b) => a + b.count, 0)).toBe(d.gap_count);
       expect(bars.reduce((a, b) => a + b.idle_ns, 0n)).toBe(d.idle_ns);
       const between = bars.filter((b) => b.class === 'between submissions');
@@ -114,7 +121,11 @@ describe('the report of the sample captures', () => {
     expect(body.indexOf('id="findings"')).toBeLessThan(body.indexOf('id="devices"'));
     expect(body).toContain('# capture 1: captures/sample/igpu-prefill.ireeperf.jsonl');
     const md = reportMarkdown(data);
-    expect(md.split('\n')[3]).toMatch(/^# capture 1: captures\/sample\/igpu-prefill/);
+    const lines = md.split('\n');
+    // the verdict first, then provenance
+    expect(lines[2]).toMatch(/^\*\*GPU idle \d+ % \(steady segment 1 of 2\)/);
+    expect(lines.findIndex((l) => /^# capture 1: captures\/sample\/igpu-prefill/.test(l))).toBeGreaterThan(2);
+    expect(body.indexOf('id="verdict"')).toBeLessThan(body.indexOf('id="provenance"'));
     expect(md.indexOf('### Check findings')).toBeLessThan(md.indexOf('### Devices'));
   });
 });

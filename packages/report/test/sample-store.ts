@@ -17,7 +17,7 @@ export const SAMPLE_NPU = 'captures/sample/npu-tiles.ireeperf.jsonl';
 
 /** Runs the CLI from source; returns stdout. */
 export function tickwise(args: readonly string[], opts: { cwd?: string } = {}): string {
-  return execFileSync(join(ROOT, 'scripts/tickwise'), args, { cwd: opts.cwd ?? ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TZ: 'America/Los_Angeles' } });
+  return execFileSync(join(ROOT, 'scripts/tickwise'), args, { cwd: opts.cwd ?? ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TZ: 'America/Los_Angeles', TICKWISE_FROM_SOURCE: '1' } });
 }
 
 /** A fresh temporary folder. */

@@ -42,11 +42,20 @@ pre.code { background: var(--band); border: 1px solid var(--line); padding: 8px 
 table { border-collapse: collapse; margin: 6px 0 12px; font-size: 13px; }
 th, td { border-bottom: 1px solid var(--line); padding: 3px 10px; vertical-align: top; }
 th { text-align: left; background: var(--band); font-weight: 600; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .muted { color: var(--muted); } .small { font-size: 12px; }
 .finding { margin: 2px 0; } .finding .sev { display: inline-block; min-width: 64px; font-weight: 600; }
 .sev-error { color: var(--err); } .sev-warning { color: var(--warn); } .sev-info { color: var(--muted); }
-.tw-chart { margin: 8px 0 18px; min-height: 40px; }
+.tw-chart { margin: 8px 0 18px; min-height: 40px; max-width: 100%; overflow-x: auto; }
+.table-wrap { max-width: 100%; overflow-x: auto; margin: 6px 0 12px; }
+.table-wrap > table { margin: 0; }
+td { overflow-wrap: break-word; }
+.covers { color: var(--muted); font-size: 12px; margin: 4px 0 2px; }
+span.name { cursor: help; border-bottom: 1px dotted var(--line); }
+.verdict { background: var(--band); border-left: 4px solid var(--accent); padding: 8px 12px; margin: 10px 0 14px; font-size: 15px; font-weight: 600; overflow-wrap: break-word; }
+.verdict-line + .verdict-line { margin-top: 4px; }
+.text-block { font-size: 13px; margin: 6px 0 10px; overflow-wrap: anywhere; }
+.text-block .indent { padding-left: 18px; }
 .tw-chart-error { color: var(--err); white-space: pre-wrap; }
 .cell { margin: 10px 0 18px; } .cell-head { font-size: 12px; color: var(--muted); margin-bottom: 2px; }
 details > summary { cursor: pointer; color: var(--muted); font-size: 12px; }

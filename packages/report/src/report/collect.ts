@@ -15,7 +15,7 @@
  */
 import {
   DEFAULT_GAP_THRESHOLD_NS, gaps, gemmShapeFromName, kernelStats, overlap, planSources,
-  provenanceLines, rowGroupCost, runChecks, segments, selectionSql, type Finding,
+  provenanceLines, rowGroupCost, runChecks, segments, selectionSql, type Finding, type IdleBreakdown,
 } from '@tickwise/analyzer';
 import type { Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
@@ -24,6 +24,8 @@ import { GAP_HISTOGRAM_SHAPE, gapHistogramSql } from '../sql/gap-histogram';
 import { TIMELINE_INTERVAL_SHAPE, timelineIntervalsSql } from '../sql/timeline';
 import { globLiteral, resolveCeiling, type CeilingOptions } from './ceiling-inputs';
 import type { CostRow, HistogramBar, ReportCeiling, ReportData, ReportDevice, ReportKernel, ReportSegment, TimelineInterval } from './model';
+import { coverageOf, timelineGroups } from './groups';
+import { reportVerdict } from './verdict';
 
 /** Options of {@link collectReport}. */
 export interface ReportOptions {
@@ -57,21 +59,28 @@ export async function collectReport(store: Store, opts: ReportOptions = {}): Pro
   const findings: Finding[] = await runChecks(store);
   const plan = await planSources(store);
   if (plan.devices.length === 0) throw new TickwiseError('no-dispatches', msg.noDispatches());
-  const g = await gaps(store, { thresholdNs: threshold });
   const ov = await overlap(store);
   const segs = await segments(store);
 
+  // every device's numbers over the segments its kernels and costs use (issue 18.4: one default on the page)
   const devices: ReportDevice[] = [];
+  const breakdowns = new Map<string, IdleBreakdown | null>();
   for (const d of plan.devices) {
-    const scope = g.scopes.find((s) => s.capture_id === d.capture_id && s.device === d.device && s.queue === null)!;
     const seg = segs.devices.find((s) => s.capture_id === d.capture_id && s.device === d.device);
     const segList: ReportSegment[] = (seg?.segments ?? []).map((s) => ({ segment: s.segment, role: s.role, start_ns: s.start_ns, end_ns: s.end_ns, dispatches: s.dispatch_count }));
-    const o = ov.devices.find((x) => x.capture_id === d.capture_id && x.device === d.device);
+    const choice: 'steady' | 'all' = segList.length >= 2 ? 'steady' : 'all';
+    const sel = { captureId: d.capture_id, device: d.device, segment: choice };
+    const g = await gaps(store, { ...sel, thresholdNs: threshold });
+    const scope = g.scopes.find((s) => s.capture_id === d.capture_id && s.device === d.device && s.queue === null)!;
+    const o = (await overlap(store, sel)).devices.find((x) => x.capture_id === d.capture_id && x.device === d.device);
+    breakdowns.set(`${d.capture_id}/${d.device}`, scope.idle_breakdown);
     devices.push({
       capture_id: d.capture_id,
       device: d.device,
       kind: d.kind,
       label: deviceLabel(d.kind, d.label.split('/').pop()!, d.capture_id, d.device),
+      row_label: `${KIND_NAME[d.kind] ?? d.kind} · device ${d.device}`,
+      group: 0,
       clock_domain: d.clock_domain,
       time_source: d.time_source,
       dispatches: scope.dispatches,
@@ -88,7 +97,8 @@ export async function collectReport(store: Store, opts: ReportOptions = {}): Pro
       within_submission: { count: scope.within_submission.count, idle_ns: scope.within_submission.idle_ns },
       cross_submission_inflight_ns: o?.cross_submission_inflight_ns ?? null,
       segments: segList,
-      steady_choice: segList.length >= 2 ? 'steady' : 'all',
+      steady_choice: choice,
+      coverage: coverageOf(choice, segList),
     });
   }
   const labelOf = (capture_id: number, device: number) => devices.find((d) => d.capture_id === capture_id && d.device === device)!.label;
@@ -103,6 +113,18 @@ export async function collectReport(store: Store, opts: ReportOptions = {}): Pro
     aggregation.push({ label: d.label, raw_blocks: rows[0]?.raw_blocks ?? 0, intervals: rows.length, merged_gap_max_ns: rows[0]?.merged_gap_max_ns ?? null });
   }
   const origin = intervals.reduce((m, r) => (r.start_ns < m ? r.start_ns : m), intervals[0]?.start_ns ?? 0n);
+
+  // timelines: captures that share a clock and overlap in time are drawn together; every other capture alone
+  const groups = timelineGroups(devices, plan.devices, intervals);
+  const grouped: ReportDevice[] = devices.map((d) => {
+    const group = groups.findIndex((g) => g.labels.includes(d.label));
+    // rows of one capture's timeline need only kind and device; a shared timeline names the capture too
+    const row = groups[group]!.capture_ids.length > 1 ? `${KIND_NAME[d.kind] ?? d.kind} · capture ${d.capture_id} device ${d.device}` : d.row_label;
+    return { ...d, group, row_label: row };
+  });
+  devices.splice(0, devices.length, ...grouped);
+  const sameGroup = (a: { capture_id: number; device: number }, b: { capture_id: number; device: number }) =>
+    devices.find((d) => d.capture_id === a.capture_id && d.device === a.device)?.group === devices.find((d) => d.capture_id === b.capture_id && d.device === b.device)?.group;
 
   // gap histogram, idle split by class
   const histogram: HistogramBar[] = [];
@@ -140,23 +162,26 @@ export async function collectReport(store: Store, opts: ReportOptions = {}): Pro
 
   const notes: string[] = [
     `Busy time is the union of dispatch intervals; idle = span - busy; a gap is a maximal idle interval. Gaps "between submissions" are those no submission spans (the device waited for the host); the rest lie inside a submission.`,
-    `Kernel and cost numbers use the steady segments (all but the first, cold pass) of devices with repetitions, and all dispatches of devices with one segment.`,
+    `Device, kernel and cost numbers use the steady segments (all but the first, cold pass) of devices with repetitions, and all dispatches of devices with one segment; each table says which. The timelines and the gap histogram show every dispatch.`,
+    `Each capture has its own timeline, from its first dispatch; captures share one only when their devices are on one clock and ran at the same time, and only devices that ran together are compared in "busy at the same time".`,
     `Timeline: each device's dispatches are merged into busy blocks (the union); when a device has more than ${maxIntervals} blocks, the shortest gaps between blocks are closed until ${maxIntervals} remain, and each bar is shaded by the share of it that is busy.`,
   ];
   for (const a of aggregation) {
     if (a.merged_gap_max_ns !== null) notes.push(`${a.label}: ${a.raw_blocks} busy blocks drawn as ${a.intervals} bars (gaps up to ${a.merged_gap_max_ns} ns closed).`);
   }
+  const verdict = reportVerdict(devices, breakdowns, ceilingData, findings);
   return {
-    title: opts.title ?? `tickwise report: ${devices.map((d) => d.label.split(' (')[0]).join(', ')}`,
+    verdict,
+    title: opts.title ?? `tickwise report: ${[...new Set(devices.map((d) => d.label.split(' (')[0]))].join(', ')}`,
     provenance,
     findings,
     threshold_ns: threshold,
     devices,
-    device_pairs: ov.device_pairs.map((p) => ({
+    device_pairs: ov.device_pairs.filter((p) => sameGroup(p.a, p.b)).map((p) => ({
       a: labelOf(p.a.capture_id, p.a.device), b: labelOf(p.b.capture_id, p.b.device), overlap_ns: p.overlap_ns,
       fraction_of_a: p.overlap_fraction_of_a, fraction_of_b: p.overlap_fraction_of_b,
     })),
-    timeline: { origin_ns: origin, max_intervals: maxIntervals, intervals, aggregation },
+    timeline: { origin_ns: origin, max_intervals: maxIntervals, intervals, aggregation, groups },
     histogram,
     kernels,
     costs,

@@ -27,15 +27,17 @@ export function sanitizeMarkdownHtml(md: string): string {
 }
 
 function table(t: TextTable): string {
+  const covers = t.covers ? `_${mdCell(t.covers)}_\n\n` : '';
   const head = `| ${t.columns.map(mdCell).join(' | ')} |`;
   const rule = `| ${t.numeric.map((n) => (n ? '---:' : '---')).join(' | ')} |`;
-  return [head, rule, ...t.rows.map((r) => `| ${r.map(mdCell).join(' | ')} |`)].join('\n');
+  return covers + [head, rule, ...t.rows.map((r) => `| ${r.map(mdCell).join(' | ')} |`)].join('\n');
 }
 
 /** The Markdown summary. */
 export function reportMarkdown(r: ReportData): string {
   const out: string[] = [];
   out.push(`## ${mdCell(r.title)}`, '');
+  out.push(...r.verdict.map((l) => `**${mdCell(l)}**  `), '');
   out.push('```text', ...r.provenance.map((l) => l.replace(/```/g, "'''")), '```', '');
   const errors = r.findings.filter((f) => f.severity === 'error').length;
   const warnings = r.findings.filter((f) => f.severity === 'warning').length;

@@ -12,8 +12,12 @@ export interface ReportDevice {
   readonly capture_id: number;
   readonly device: number;
   readonly kind: string;
-  /** "iGPU · igpu-prefill (capture 1, device 0)": unique, used as the chart row. */
+  /** "iGPU · igpu-prefill (capture 1, device 0)": unique, the key of the device in every chart and table. */
   readonly label: string;
+  /** "iGPU · device 0": the row name on its capture's timeline (the capture is in the chart's title). */
+  readonly row_label: string;
+  /** Index of its timeline in {@link ReportTimeline.groups}. */
+  readonly group: number;
   readonly clock_domain: string;
   readonly time_source: string;
   readonly dispatches: number;
@@ -31,8 +35,28 @@ export interface ReportDevice {
   /** Time with >= 2 dispatches of different submissions in flight. */
   readonly cross_submission_inflight_ns: bigint | null;
   readonly segments: readonly ReportSegment[];
-  /** Which segments kernel and cost numbers use: `steady` (all but the first) or `all`. */
+  /** Which segments device, kernel and cost numbers use: `steady` (all but the first) or `all`. */
   readonly steady_choice: 'steady' | 'all';
+  /** The same said for a table: "steady: segments 1-3 of 4" or "all (one segment)". */
+  readonly coverage: string;
+}
+
+/**
+ * One timeline of the page: the captures whose devices share a clock and
+ * ran at the same time (one capture, unless captures overlap), drawn from
+ * its own first dispatch.
+ */
+export interface TimelineGroup {
+  /** Chart id: `timeline` for the first, `timeline-2`, ... */
+  readonly id: string;
+  /** "capture 1: igpu-prefill" or "captures 1, 2 (one clock, overlapping)". */
+  readonly title: string;
+  readonly capture_ids: readonly number[];
+  /** Device labels (keys), in page order. */
+  readonly labels: readonly string[];
+  /** Time zero of this timeline: its earliest dispatch start. */
+  readonly origin_ns: bigint;
+  readonly end_ns: bigint;
 }
 
 /** One segment (repetition) of a device. */
@@ -62,6 +86,8 @@ export interface ReportTimeline {
   readonly intervals: readonly TimelineInterval[];
   /** Per device: busy blocks before merging, and the longest gap merged away (null: none). */
   readonly aggregation: readonly { readonly label: string; readonly raw_blocks: number; readonly intervals: number; readonly merged_gap_max_ns: bigint | null }[];
+  /** One chart per group (issue 18.1). */
+  readonly groups: readonly TimelineGroup[];
 }
 
 /** One log2 bucket of one device's gap histogram, one class. */
@@ -101,6 +127,8 @@ export type ReportCeiling =
 
 /** Everything a report shows. */
 export interface ReportData {
+  /** What the capture shows and what to do, one line each (the first screen; issue 18.2). */
+  readonly verdict: readonly string[];
   readonly title: string;
   /** One provenance line per capture (`# capture 1: ...`). */
   readonly provenance: readonly string[];

@@ -34,7 +34,7 @@ export function gapHistogramSpec(bars: readonly HistogramBar[], thresholdNs: big
     description: 'Idle time by gap length (log2 buckets), per device, with the threshold',
     title: { text: 'Idle time by gap length', subtitle: `log2 buckets of gap length; red rule: the threshold (${thresholdUs} us)` },
     data: { values },
-    facet: { row: { field: 'device', type: 'nominal', title: null, sort: [...deviceOrder], header: { labelAngle: 0, labelAlign: 'left', labelLimit: 260 } } },
+    facet: { row: { field: 'device', type: 'nominal', title: null, sort: [...deviceOrder], header: { labelAngle: 0, labelOrient: 'top', labelAnchor: 'start', labelAlign: 'left', labelLimit: 0, labelFontWeight: 'bold' } } },
     resolve: { scale: { y: 'independent' } },
     spec: {
       width: 560,

@@ -1,4 +1,4 @@
-import type { ReportDevice, ReportTimeline } from '../report/model';
+import type { ReportDevice, ReportTimeline, TimelineGroup } from '../report/model';
 import { FULL_WIDTH, KIND_COLORS, VEGA_LITE_SCHEMA, msSince, r6, type VegaLiteSpec } from './common';
 
 /**
@@ -12,36 +12,43 @@ import { FULL_WIDTH, KIND_COLORS, VEGA_LITE_SCHEMA, msSince, r6, type VegaLiteSp
  * until "the overview brush" is chosen again). Bars are shaded by how much of
  * them is busy (aggregated bars of big captures are not all busy).
  */
-export function timelineSpec(t: ReportTimeline, devices: readonly ReportDevice[]): VegaLiteSpec {
+export function timelineSpec(t: ReportTimeline, allDevices: readonly ReportDevice[], group?: TimelineGroup): VegaLiteSpec {
+  const g: TimelineGroup = group ?? t.groups[0] ?? { id: 'timeline', title: '', capture_ids: [], labels: allDevices.map((d) => d.label), origin_ns: t.origin_ns, end_ns: t.origin_ns };
+  const devices = allDevices.filter((d) => g.labels.includes(d.label));
+  const origin = g.origin_ns;
   const kindOf = new Map(devices.map((d) => [d.label, d.kind]));
-  const busy = t.intervals.map((i) => ({
-    device: i.label,
+  // rows are named short ("iGPU · device 0"): the capture is in the title, the whole label in the tooltip
+  const rowOf = new Map(devices.map((d) => [d.label, d.row_label]));
+  const busy = t.intervals.filter((i) => rowOf.has(i.label)).map((i) => ({
+    device: rowOf.get(i.label)!,
+    label: i.label,
     kind: kindOf.get(i.label) ?? 'unknown',
-    start_ms: msSince(i.start_ns, t.origin_ns),
-    end_ms: msSince(i.end_ns, t.origin_ns),
+    start_ms: msSince(i.start_ns, origin),
+    end_ms: msSince(i.end_ns, origin),
     busy_ms: r6(Number(i.busy_ns) / 1e6),
     busy_share: i.end_ns > i.start_ns ? r6(Number(i.busy_ns) / Number(i.end_ns - i.start_ns)) : 1,
     dispatches: i.dispatches,
     blocks: i.blocks,
   }));
   const segments = devices.flatMap((d) => (d.segments.length < 2 ? [] : d.segments.map((s) => ({
-    device: d.label,
+    device: d.row_label,
     name: `${s.segment}${s.role === 'first' ? ' (first)' : ''}`,
-    start_ms: msSince(s.start_ns, t.origin_ns),
-    end_ms: msSince(s.end_ns, t.origin_ns),
+    start_ms: msSince(s.start_ns, origin),
+    end_ms: msSince(s.end_ns, origin),
     dispatches: s.dispatches,
   }))));
-  const steady = devices.find((d) => d.segments.length >= 2)?.segments[1];
   // a dropdown under the chart zooms the detail to one segment (scale domainRaw overrides the brush while set)
   const zoomable = devices.flatMap((d) => (d.segments.length < 2 ? [] : d.segments.map((s) => ({
-    label: `${d.label.split(' (')[0]}: segment ${s.segment}${s.role === 'first' ? ' (first)' : ''}`,
-    range: [msSince(s.start_ns, t.origin_ns), msSince(s.end_ns, t.origin_ns)],
+    label: `${d.row_label}: segment ${s.segment}${s.role === 'first' ? ' (first)' : ''}`,
+    range: [msSince(s.start_ns, origin), msSince(s.end_ns, origin)],
   }))));
-  const brushValue = steady ? { x: [msSince(steady.start_ns, t.origin_ns), msSince(steady.end_ns, t.origin_ns)] } : undefined;
-  const rows = devices.map((d) => d.label);
-  const y = { field: 'device', type: 'nominal' as const, title: null, sort: rows, axis: { labelLimit: 320 } };
+  const window = openingWindow(devices, t);
+  const brushValue = window ? { x: [msSince(window[0], origin), msSince(window[1], origin)] } : undefined;
+  const rows = devices.map((d) => d.row_label);
+  const longest = Math.max(...rows.map((r) => r.length), 8);
+  const y = { field: 'device', type: 'nominal' as const, title: null, sort: rows, axis: { labelLimit: 0, labelFontSize: 11, minExtent: Math.min(260, 7 * longest) } };
   const tooltip = [
-    { field: 'device', type: 'nominal' as const },
+    { field: 'label', type: 'nominal' as const, title: 'device' },
     { field: 'start_ms', type: 'quantitative' as const, title: 'start (ms)', format: ',.3f' },
     { field: 'end_ms', type: 'quantitative' as const, title: 'end (ms)', format: ',.3f' },
     { field: 'busy_ms', type: 'quantitative' as const, title: 'busy (ms)', format: ',.3f' },
@@ -55,7 +62,7 @@ export function timelineSpec(t: ReportTimeline, devices: readonly ReportDevice[]
   // holds the selection as {start_ms: [from, to]}), else everything
   const brushDomain = 'brush && brush.start_ms ? brush.start_ms : null';
   const detailX = {
-    field: 'start_ms', type: 'quantitative' as const, title: 'ms since the first dispatch',
+    field: 'start_ms', type: 'quantitative' as const, title: `ms since the first dispatch of ${g.capture_ids.length > 1 ? 'these captures' : `capture ${g.capture_ids[0] ?? ''}`}`.trim(),
     scale: zoomable.length
       ? { domainRaw: { expr: `zoom_segment >= 0 ? ${JSON.stringify(zoomable.map((z) => z.range))}[zoom_segment] : (${brushDomain})` } }
       : { domain: { param: 'brush' } },
@@ -73,7 +80,7 @@ export function timelineSpec(t: ReportTimeline, devices: readonly ReportDevice[]
     } : {}),
     vconcat: [
       {
-        title: { text: 'Busy / idle per device', subtitle: 'bars: busy; gaps: idle. Drag on the overview below to zoom; double-click it to reset.' },
+        title: { text: g.title ? `Busy / idle per device: ${g.title}` : 'Busy / idle per device', subtitle: 'bars: busy; gaps: idle. Drag on the overview below to zoom; double-click it to reset.', anchor: 'start' as const, limit: FULL_WIDTH },
         width: FULL_WIDTH,
         height: Math.max(60, 34 * rows.length),
         layer: [
@@ -121,4 +128,35 @@ export function timelineSpec(t: ReportTimeline, devices: readonly ReportDevice[]
     ],
     resolve: { scale: { color: 'shared' } },
   };
+}
+
+/**
+ * Where the detail opens (issue 18.5): a window in which every device of the
+ * timeline shows. Each device contributes its first steady segment (its
+ * whole span when it has no repetitions); the window is their hull, so it
+ * opens on one prefill of a device with repetitions and still reaches the
+ * others.
+ */
+export function openingWindow(devices: readonly ReportDevice[], t: ReportTimeline): [bigint, bigint] | null {
+  let lo: bigint | null = null;
+  let hi: bigint | null = null;
+  for (const d of devices) {
+    let a: bigint | undefined;
+    let b: bigint | undefined;
+    const steady = d.segments.length >= 2 ? d.segments[1] : undefined;
+    if (steady) {
+      a = steady.start_ns;
+      b = steady.end_ns;
+    } else {
+      for (const i of t.intervals) {
+        if (i.label !== d.label) continue;
+        if (a === undefined || i.start_ns < a) a = i.start_ns;
+        if (b === undefined || i.end_ns > b) b = i.end_ns;
+      }
+    }
+    if (a === undefined || b === undefined) continue;
+    lo = lo === null || a < lo ? a : lo;
+    hi = hi === null || b > hi ? b : hi;
+  }
+  return lo !== null && hi !== null && hi > lo ? [lo, hi] : null;
 }
