@@ -3,26 +3,39 @@
  * from the store in one streaming pass.
  *
  * ```
- * devices + captures ──> one process per (capture, device), iGPU before NPU,
+ * devices + captures ──> one process per (capture, device), GPU before NPU,
+ *                        then one host process per capture with host events;
  *                        all on the one host timeline of the store
- * dispatches (sorted by device, time family, queue, start)
- *     ──> LaneAssigner per queue ──> one thread per queue lane
- *     ──> "X" events: ts/dur = exact decimal microseconds of the ns values
- * submissions ──> the same, on a "queue N submissions" thread
+ * dispatches, submissions, device-bound host events (copies, memsets, sync markers)
+ *     ──> per (process, queue): lanes (greedy interval partitioning; only
+ *         the runs of overlapping rows go through LaneAssigner in JS)
+ *     ──> one thread per queue lane
+ * other host events ──> one thread per host thread_id of the host process
+ *     (as the source wrote them: nested slices stay on their thread)
+ * launch call (host) -> kernel (device), linked by correlation id
+ *     ──> a flow ("s" at the launch, "f" bp:e at the kernel)
+ * every event's JSON text is built by DuckDB (one VARCHAR per event),
+ * streamed out in chunks
  * ```
  *
  * Times: Chrome JSON counts microseconds; every `ts`/`dur` is the exact
- * decimal text of the store's integer nanoseconds (`nsToUsDecimal`), never
- * a float, so parsing the text back gives the nanoseconds exactly. Raw ticks
- * and ids ride in `args`, as JSON numbers up to 2^53 and strings beyond.
+ * decimal text of the store's integer nanoseconds (the SQL twin of
+ * `nsToUsDecimal`), never a float, so parsing the text back gives the
+ * nanoseconds exactly, and `ts + dur` is exactly the end. Zero-length
+ * slices (a zero-length dispatch the producer wrote, an instant, a
+ * zero-length sync marker) are written with dur 0, never dropped; their
+ * args say `valid: false` when the store does. Raw ticks and ids ride in
+ * `args`, as JSON numbers up to 2^53 and strings beyond.
  */
-import { rename, rm } from 'node:fs/promises';
-import type { Store } from '@tickwise/store';
-import { nsToUsDecimal } from '@tickwise/time';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { rename, rm, stat } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
+import { TickwiseError } from '@tickwise/time';
+import { LAUNCH_CALL_PREDICATE } from '@tickwise/analyzer';
+import { QueryError, sqlString, type Store } from '@tickwise/store';
 import { jsonObject } from './json-text';
 import { LaneAssigner } from './lanes';
-import { TextSink } from './output-file';
-import { streamRecords, type StreamRecord } from './stream-rows';
+import { reportMessages } from './messages';
 
 /** What an export wrote. */
 export interface PerfettoExportSummary {
@@ -32,11 +45,15 @@ export interface PerfettoExportSummary {
   readonly dispatch_slices: number;
   /** Submission slices written (category `submission`). */
   readonly submission_slices: number;
-  /** Processes: one per (capture, device). */
+  /** Host-event slices written (category = the host event's kind). */
+  readonly host_slices: number;
+  /** Launch -> kernel flows written (category `launch`). */
+  readonly flows: number;
+  /** Processes: one per (capture, device), one per capture with host events. */
   readonly processes: number;
-  /** Threads: one per queue lane (plus submission lanes). */
+  /** Threads: one per queue lane (plus submission lanes), one per host thread. */
   readonly threads: number;
-  /** Valid rows left out because they end before they start. */
+  /** Rows left out because they end before they start. */
   readonly negative_duration_rows: number;
   /** Bytes written. */
   readonly bytes: number;
@@ -46,161 +63,347 @@ export interface PerfettoExportSummary {
 export interface PerfettoExportOptions {
   /** Also write the submissions table as slices (default true). */
   readonly submissions?: boolean;
+  /** Also write host_events as slices and launch -> kernel flows (default true). */
+  readonly hostEvents?: boolean;
 }
 
 const HOST_TIMED = `('host_monotonic', 'host_boottime', 'host_other')`;
 const DEVICE_ORDER = `CASE kind WHEN 'gpu' THEN 0 WHEN 'npu' THEN 1 WHEN 'cpu' THEN 2 ELSE 3 END`;
 
-/** SQL of the processes: one row per (capture, device) that has timed rows. */
-export function perfettoProcessesSql(): string {
+/** Rows that are drawn: timed, not ending before they start; invalid only when zero-length (a marker or a producer's zero-length row). */
+const DRAWN = (valid: string) => `start_ns IS NOT NULL AND end_ns IS NOT NULL AND end_ns >= start_ns AND (${valid} OR end_ns = start_ns)`;
+const DISPATCH_DRAWN = DRAWN('valid');
+const SUBMISSION_DRAWN = `${DRAWN('coalesce(valid, true)')} AND device IS NOT NULL`;
+const HOST_DRAWN = DRAWN('coalesce(valid, true)');
+
+/** SQL of the device processes: one row per (capture, device) that has drawn rows. */
+export function perfettoProcessesSql(opts: PerfettoExportOptions = {}): string {
+  const host = opts.hostEvents === false ? '' : `UNION SELECT DISTINCT capture_id, device FROM host_events WHERE device IS NOT NULL AND ${HOST_DRAWN}`;
+  const subs = opts.submissions === false ? '' : `UNION SELECT DISTINCT capture_id, device FROM submissions WHERE ${SUBMISSION_DRAWN}`;
   return `WITH k AS (
-      SELECT DISTINCT capture_id, device FROM dispatches WHERE valid AND start_ns IS NOT NULL AND end_ns IS NOT NULL
-      UNION SELECT DISTINCT capture_id, device FROM submissions
-        WHERE coalesce(valid, true) AND start_ns IS NOT NULL AND end_ns IS NOT NULL AND device IS NOT NULL)
+      SELECT DISTINCT capture_id, device FROM dispatches WHERE ${DISPATCH_DRAWN} ${subs} ${host})
     SELECT k.capture_id, k.device, coalesce(d.kind, 'unknown') AS kind, d.name, d.time_base, d.tick_hz_used,
       c.label, c.path, c.timeline, c.producer, c.sha256
     FROM k LEFT JOIN devices d USING (capture_id, device) LEFT JOIN captures c USING (capture_id)
     ORDER BY ${DEVICE_ORDER}, k.capture_id, k.device`;
 }
 
-/** SQL of the dispatch slices, in the order the lanes need. */
-export function perfettoDispatchSql(): string {
-  return `SELECT capture_id, device, queue, time_source IN ${HOST_TIMED} AS host_timed, kernel,
-      start_ns, end_ns, start_tick, end_tick, submission_id, command_buffer_id, command_index, event_id,
-      executable_id, function_ordinal, workgroup_count_x, workgroup_count_y, workgroup_count_z, rows, time_source, line
-    FROM dispatches
-    WHERE valid AND start_ns IS NOT NULL AND end_ns IS NOT NULL AND end_ns >= start_ns
-    ORDER BY capture_id, device, host_timed, queue NULLS LAST, start_ns, end_ns, line`;
+/**
+ * SQL: exact decimal microseconds of an integer ns expression (nsToUsDecimal
+ * in SQL: trailing zeros of the fraction dropped). Non-negative values take
+ * a BIGINT path (HUGEINT arithmetic is ~15x slower); negative ones go through
+ * HUGEINT so that -2^63 has an absolute value.
+ */
+export function usDecimalSql(ns: string): string {
+  const frac = (x: string) => `CASE WHEN ${x} % 1000 = 0 THEN '' ELSE concat('.', rtrim(lpad((${x} % 1000)::VARCHAR, 3, '0'), '0')) END`;
+  const a = `abs((${ns})::HUGEINT)`;
+  return `CASE WHEN (${ns}) >= 0 THEN concat(((${ns}) // 1000)::VARCHAR, ${frac(`(${ns})`)})
+    ELSE concat('-', (${a} // 1000)::VARCHAR, ${frac(a)}) END`;
 }
 
-/** SQL of the submission slices, in the order the lanes need. */
-export function perfettoSubmissionSql(): string {
-  return `SELECT capture_id, device, queue, time_source IN ${HOST_TIMED} AS host_timed, op,
-      start_ns, end_ns, start_tick, end_tick, submission_id, command_buffer_id, event_id, operation_count, time_source, line
-    FROM submissions
-    WHERE coalesce(valid, true) AND start_ns IS NOT NULL AND end_ns IS NOT NULL AND end_ns >= start_ns AND device IS NOT NULL
-    ORDER BY capture_id, device, host_timed, queue NULLS LAST, start_ns, end_ns, line`;
+/** SQL: JSON text of an integer (a number up to 2^53, a string beyond), as jsonInteger. */
+function intSql(x: string): string {
+  return `CASE WHEN abs((${x})::HUGEINT) <= 9007199254740992 THEN (${x})::VARCHAR ELSE concat('"', (${x})::VARCHAR, '"') END`;
+}
+
+type Field = readonly [key: string, sql: string, type: 'int' | 'str' | 'json' | 'bool'];
+
+/** SQL: the parts of a JSON object of the non-NULL fields (as jsonObject writes it), for one concat(). */
+function argsParts(fields: readonly Field[]): string {
+  const part = ([k, e, t]: Field, i: number) => {
+    // JSON text: a raw line break can only be whitespace between tokens, so it becomes a space (one event per line)
+    const v = t === 'int' ? intSql(e) : t === 'str' ? `to_json((${e})::VARCHAR)::VARCHAR` : t === 'bool' ? `CASE WHEN ${e} THEN 'true' ELSE 'false' END`
+      : `translate((${e})::VARCHAR, chr(10) || chr(13), '  ')`;
+    return `CASE WHEN (${e}) IS NULL THEN '' ELSE concat('${i === 0 ? '' : ','}${JSON.stringify(k)}:', ${v}) END`;
+  };
+  // the first field of each kind is always present (kernel/submission_id/kind... may be NULL, so a leading comma is trimmed)
+  return `'{', ltrim(concat(${fields.map((f) => part(f, 1)).join(', ')}), ','), '}'`;
+}
+
+const TIME_FIELDS: readonly Field[] = [['start_ns', 'start_ns', 'int'], ['end_ns', 'end_ns', 'int'], ['dur_ns', 'end_ns - start_ns', 'int']];
+const INVALID: Field = ['valid', 'CASE WHEN coalesce(valid, true) THEN NULL ELSE false END', 'bool'];
+
+const DISPATCH_ARGS: readonly Field[] = [
+  ['kernel', 'kernel', 'str'], ['submission_id', 'submission_id', 'int'], ['command_buffer_id', 'command_buffer_id', 'int'],
+  ['command_index', 'command_index', 'int'], ['event_id', 'event_id', 'int'], ['executable_id', 'executable_id', 'int'],
+  ['function_ordinal', 'function_ordinal', 'int'], ['start_tick', 'start_tick', 'int'], ['end_tick', 'end_tick', 'int'],
+  ...TIME_FIELDS, ['time_source', 'time_source', 'str'],
+  ['workgroup_count', `CASE WHEN workgroup_count_x IS NOT NULL THEN concat(workgroup_count_x, 'x', coalesce(workgroup_count_y::VARCHAR, '?'), 'x', coalesce(workgroup_count_z::VARCHAR, '?')) END`, 'str'],
+  ['rows', 'rows', 'int'], ['line', 'line', 'int'], INVALID,
+];
+
+const SUBMISSION_ARGS: readonly Field[] = [
+  ['submission_id', 'submission_id', 'int'], ['command_buffer_id', 'command_buffer_id', 'int'], ['op', 'op', 'str'],
+  ['operation_count', 'operation_count', 'int'], ['event_id', 'event_id', 'int'], ['start_tick', 'start_tick', 'int'], ['end_tick', 'end_tick', 'int'],
+  ...TIME_FIELDS, ['time_source', 'time_source', 'str'], ['line', 'line', 'int'], INVALID,
+];
+
+const HOST_ARGS: readonly Field[] = [
+  ['kind', 'kind', 'str'], ['op', 'op', 'str'], ['queue', 'queue', 'int'], ['event_id', 'event_id', 'int'], ['submission_id', 'submission_id', 'int'],
+  ['command_buffer_id', 'command_buffer_id', 'int'], ['thread_id', 'thread_id', 'int'], ...TIME_FIELDS, ['time_source', 'time_source', 'str'],
+  ['line', 'line', 'int'], INVALID, ['source', 'args', 'json'],
+];
+
+/** The slice sources: table, the drawn-row filter, the event's cat and name, its args. */
+export const SOURCES = [
+  { src: 0, table: 'dispatches', cat: `'dispatch'`, name: `coalesce(kernel, 'dispatch')`, args: DISPATCH_ARGS },
+  { src: 1, table: 'submissions', cat: `'submission'`, name: `concat('submission ', coalesce(submission_id::VARCHAR, '?'))`, args: SUBMISSION_ARGS },
+  { src: 2, table: 'host_events', cat: 'kind', name: 'coalesce(name, op, kind)', args: HOST_ARGS },
+] as const;
+
+/** SQL: the events of one source, one row each, as their JSON text followed by a comma. */
+export function eventsSql(source: (typeof SOURCES)[number]): string {
+  return `SELECT concat('{"ph":"X","cat":', to_json(${source.cat})::VARCHAR, ',"name":', to_json(${source.name})::VARCHAR, ',"pid":', p.pid, ',"tid":', p.tid,
+      ',"ts":', ${usDecimalSql('start_ns')}, ',"dur":', ${usDecimalSql('end_ns - start_ns')}, ',"args":', ${argsParts(source.args)}, '},') AS ev
+    FROM tw_pf_pos p JOIN ${source.table} x ON x.rowid = p.sid WHERE p.src = ${source.src}`;
+}
+
+/**
+ * DuckDB writes the event lines straight to a file: CSV of one column whose
+ * delimiter and quote are control characters that JSON text never holds
+ * raw (to_json escapes them), so each value is written as it is, one per line.
+ */
+async function copyTo(store: Store, sql: string, file: string): Promise<void> {
+  try {
+    await store.run(`COPY (${sql}) TO ${sqlString(file)} (FORMAT csv, HEADER false, DELIMITER '\u0001', QUOTE '\u0002', ESCAPE '\u0002')`);
+  } catch (e) {
+    if (!(e instanceof QueryError)) throw e;
+    throw new TickwiseError('cannot-write', reportMessages.cannotWrite(file, e.message.replace(/^query failed: /, '')), { cause: e });
+  }
 }
 
 type Rec = Record<string, unknown>;
 
-function big(v: StreamRecord[string]): bigint {
-  return typeof v === 'bigint' ? v : BigInt(v as number);
+const KIND_NAME: Record<string, string> = { gpu: 'GPU', npu: 'NPU', cpu: 'CPU', other: 'accelerator', unknown: 'device' };
+
+function captureName(p: Rec): string {
+  return String(p['label'] ?? (typeof p['path'] === 'string' ? p['path'].split('/').pop() : null) ?? `capture ${String(p['capture_id'])}`);
 }
 
-const KIND_NAME: Record<string, string> = { gpu: 'iGPU', npu: 'NPU', cpu: 'CPU', unknown: 'device' };
-
+/** "GPU NVIDIA H200 · device 0 · run (capture 1)": the kind, the device's own name when the trace gave one. */
 function processName(p: Rec): string {
   const kind = KIND_NAME[String(p['kind'])] ?? String(p['kind']);
-  const capture = p['label'] ?? (typeof p['path'] === 'string' ? p['path'].split('/').pop() : null) ?? `capture ${String(p['capture_id'])}`;
   const name = p['name'] ? ` ${String(p['name'])}` : '';
-  return `${kind}${name} · device ${String(p['device'])} · ${String(capture)} (capture ${String(p['capture_id'])})`;
+  return `${kind}${name} · device ${String(p['device'])} · ${captureName(p)} (capture ${String(p['capture_id'])})`;
 }
 
+/** Writes head, the files, tail into `path` (streamed, constant memory); returns the bytes written. */
+async function concatFiles(path: string, head: string, files: readonly string[], tail: string): Promise<number> {
+  try {
+    const out = createWriteStream(path);
+    const done = new Promise<void>((resolve, reject) => { out.on('finish', resolve); out.on('error', reject); });
+    out.write(head);
+    for (const f of files) await pipeline(createReadStream(f), out, { end: false });
+    out.end(tail);
+    await done;
+  } catch (e) {
+    throw new TickwiseError('cannot-write', reportMessages.cannotWrite(path, (e as Error).message), { cause: e });
+  }
+  return (await stat(path)).size;
+}
+
+const TEMP = ['tw_pf_proc', 'tw_pf_s', 'tw_pf_lane', 'tw_pf_t', 'tw_pf_pos', 'tw_pf_flow'];
+
 /**
- * Writes the store's dispatches (and submissions) as Chrome trace JSON for
- * Perfetto's UI, streaming, into a temporary file renamed into place at the
- * end (a failed export leaves no partial file). One event per line; see the
- * module comment for the track layout and the exact-time rule.
+ * Writes the store's dispatches, submissions and host events as Chrome
+ * trace JSON for Perfetto's UI, streaming, into a temporary file renamed
+ * into place at the end (a failed export leaves no partial file). One
+ * event per line; see the module comment for the track layout and the
+ * exact-time rule.
  */
 export async function exportPerfettoJson(store: Store, path: string, opts: PerfettoExportOptions = {}): Promise<PerfettoExportSummary> {
-  const procs = await store.rows(perfettoProcessesSql());
+  const withSubs = opts.submissions !== false;
+  const withHost = opts.hostEvents !== false;
+  const procs = await store.rows(perfettoProcessesSql(opts));
   const negative = Number(await store.scalar(
-    `SELECT count(*) FROM dispatches WHERE valid AND start_ns IS NOT NULL AND end_ns IS NOT NULL AND end_ns < start_ns`,
+    `SELECT (SELECT count(*) FROM dispatches WHERE valid AND start_ns IS NOT NULL AND end_ns IS NOT NULL AND end_ns < start_ns)
+      + ${withHost ? `(SELECT count(*) FROM host_events WHERE coalesce(valid, true) AND start_ns IS NOT NULL AND end_ns IS NOT NULL AND end_ns < start_ns)` : '0'}`,
   ));
   const captures = await store.rows(`SELECT capture_id, path, format, producer, label, sha256, timeline FROM captures ORDER BY capture_id`);
-  const pidOf = new Map<string, number>();
-  procs.forEach((p, i) => pidOf.set(`${String(p['capture_id'])}:${String(p['device'])}`, i + 1));
+  const hostProcs = withHost
+    ? await store.rows(`SELECT k.capture_id, c.label, c.path FROM (SELECT DISTINCT capture_id FROM host_events WHERE device IS NULL AND ${HOST_DRAWN}) k
+        LEFT JOIN captures c USING (capture_id) ORDER BY k.capture_id`)
+    : [];
 
   const tmp = `${path}.partial-${process.pid}`;
-  const sink = new TextSink(tmp);
-  let threads = 0;
-  let dispatchSlices = 0;
-  let submissionSlices = 0;
+  const bodies: string[] = [];
+  const counts = { dispatch: 0, submission: 0, host: 0, flows: 0, threads: 0 };
+  let bytes = 0;
   try {
+    await buildTables(store, procs, hostProcs, withSubs, withHost);
+    const meta: string[] = [];
+    procs.forEach((p, i) => {
+      const pid = i + 1;
+      meta.push(`{"ph":"M","name":"process_name","pid":${pid},"tid":0,"args":{"name":${JSON.stringify(processName(p))}}}`);
+      meta.push(`{"ph":"M","name":"process_sort_index","pid":${pid},"tid":0,"args":{"sort_index":${pid}}}`);
+      meta.push(`{"ph":"M","name":"process_labels","pid":${pid},"tid":0,"args":{"labels":${JSON.stringify(
+        `capture_id=${String(p['capture_id'])} device=${String(p['device'])} kind=${String(p['kind'])} time_base=${String(p['time_base'] ?? '?')}`,
+      )}}}`);
+    });
+    hostProcs.forEach((h, i) => {
+      const pid = procs.length + i + 1;
+      meta.push(`{"ph":"M","name":"process_name","pid":${pid},"tid":0,"args":{"name":${JSON.stringify(`host · ${captureName(h)} (capture ${String(h['capture_id'])})`)}}}`);
+      meta.push(`{"ph":"M","name":"process_sort_index","pid":${pid},"tid":0,"args":{"sort_index":${pid}}}`);
+      meta.push(`{"ph":"M","name":"process_labels","pid":${pid},"tid":0,"args":{"labels":${JSON.stringify(`capture_id=${String(h['capture_id'])} host`)}}}`);
+    });
+    const threads = await store.query({ pid: 'number', tid: 'number', name: 'string', sort_index: 'number' },
+      `SELECT pid, tid, concat(tname, CASE WHEN lane > 0 THEN concat(' · lane ', lane + 1) ELSE '' END) AS name,
+         (CASE src WHEN 1 THEN 0 WHEN 0 THEN 1000000 WHEN 2 THEN 2000000 ELSE 0 END + tid)::BIGINT AS sort_index
+       FROM tw_pf_t ORDER BY tid`);
+    for (const t of threads) {
+      meta.push(`{"ph":"M","name":"thread_name","pid":${t.pid},"tid":${t.tid},"args":{"name":${JSON.stringify(t.name)}}}`);
+      meta.push(`{"ph":"M","name":"thread_sort_index","pid":${t.pid},"tid":${t.tid},"args":{"sort_index":${t.sort_index}}}`);
+    }
+    counts.threads = threads.length;
+    const c = await store.query({ src: 'number', n: 'number' }, `SELECT src, count(*)::BIGINT AS n FROM tw_pf_s GROUP BY src`);
+    for (const r of c) {
+      if (r.src === 0) counts.dispatch = r.n;
+      else if (r.src === 1) counts.submission = r.n;
+      else counts.host += r.n;
+    }
+    counts.flows = (await store.count('tw_pf_flow')) / 2;
+
+    // the slices and flows: each line ends with a comma, so the metadata events come last (the last one closes the array)
+    for (const source of SOURCES) {
+      if (!c.some((r) => r.src === source.src)) continue;
+      const file = `${tmp}.${source.table}`;
+      bodies.push(file);
+      await copyTo(store, eventsSql(source), file);
+    }
+    if (counts.flows > 0) {
+      const file = `${tmp}.flows`;
+      bodies.push(file);
+      await copyTo(store, `SELECT ev FROM tw_pf_flow`, file);
+    }
     const other = [
       `"producer":"tickwise export --format perfetto-json"`,
       `"time_unit":"ts and dur are microseconds, the exact decimal of the store's integer nanoseconds"`,
-      `"captures":[${captures.map((c) => jsonObject(Object.entries(c))).join(',')}]`,
+      `"captures":[${captures.map((x) => jsonObject(Object.entries(x))).join(',')}]`,
     ];
     // no displayTimeUnit: older trace processors read "ns" there as the unit of ts (google/perfetto#106)
-    await sink.write(`{"otherData":{${other.join(',')}},\n"traceEvents":[\n`);
-    let first = true;
-    const emit = async (text: string) => {
-      await sink.write((first ? '' : ',\n') + text);
-      first = false;
-    };
-    for (const [i, p] of procs.entries()) {
-      const pid = i + 1;
-      await emit(`{"ph":"M","name":"process_name","pid":${pid},"tid":0,"args":{"name":${JSON.stringify(processName(p))}}}`);
-      await emit(`{"ph":"M","name":"process_sort_index","pid":${pid},"tid":0,"args":{"sort_index":${pid}}}`);
-      await emit(`{"ph":"M","name":"process_labels","pid":${pid},"tid":0,"args":{"labels":${JSON.stringify(
-        `capture_id=${String(p['capture_id'])} device=${String(p['device'])} kind=${String(p['kind'])} time_base=${String(p['time_base'] ?? '?')}`,
-      )}}}`);
-    }
-
-    const passes = [
-      { cat: 'dispatch', sql: perfettoDispatchSql(), suffix: '' },
-      ...(opts.submissions === false ? [] : [{ cat: 'submission', sql: perfettoSubmissionSql(), suffix: ' submissions' }]),
-    ] as const;
-    for (const pass of passes) {
-      const lanesOf = new Map<string, { assigner: LaneAssigner; tids: number[] }>();
-      for await (const chunk of streamRecords(store, pass.sql)) {
-        for (const r of chunk) {
-          const pid = pidOf.get(`${String(r['capture_id'])}:${String(r['device'])}`)!;
-          const key = `${pid}|${String(r['host_timed'])}|${String(r['queue'])}`;
-          let lanes = lanesOf.get(key);
-          if (!lanes) { lanes = { assigner: new LaneAssigner(), tids: [] }; lanesOf.set(key, lanes); }
-          const start = big(r['start_ns']);
-          const end = big(r['end_ns']);
-          const lane = lanes.assigner.assign(start, end);
-          let tid = lanes.tids[lane];
-          if (tid === undefined) {
-            tid = ++threads;
-            lanes.tids[lane] = tid;
-            const q = r['queue'] === null ? 'queue ?' : `queue ${String(r['queue'])}`;
-            const name = `${q}${pass.suffix}${r['host_timed'] ? ' · host-timed' : ''}${lane > 0 ? ` · lane ${lane + 1}` : ''}`;
-            await emit(`{"ph":"M","name":"thread_name","pid":${pid},"tid":${tid},"args":{"name":${JSON.stringify(name)}}}`);
-            await emit(`{"ph":"M","name":"thread_sort_index","pid":${pid},"tid":${tid},"args":{"sort_index":${(pass.cat === 'submission' ? 0 : 1_000_000) + tid}}}`);
-          }
-          const args = pass.cat === 'dispatch'
-            ? jsonObject([
-              ['kernel', r['kernel']], ['submission_id', r['submission_id']], ['command_buffer_id', r['command_buffer_id']],
-              ['command_index', r['command_index']], ['event_id', r['event_id']], ['executable_id', r['executable_id']],
-              ['function_ordinal', r['function_ordinal']], ['start_tick', r['start_tick']], ['end_tick', r['end_tick']],
-              ['start_ns', start], ['end_ns', end], ['dur_ns', end - start], ['time_source', r['time_source']],
-              ['workgroup_count', r['workgroup_count_x'] === null ? null : `${String(r['workgroup_count_x'])}x${String(r['workgroup_count_y'])}x${String(r['workgroup_count_z'])}`],
-              ['rows', r['rows']], ['line', r['line']],
-            ])
-            : jsonObject([
-              ['submission_id', r['submission_id']], ['command_buffer_id', r['command_buffer_id']], ['op', r['op']],
-              ['operation_count', r['operation_count']], ['event_id', r['event_id']], ['start_tick', r['start_tick']], ['end_tick', r['end_tick']],
-              ['start_ns', start], ['end_ns', end], ['dur_ns', end - start], ['time_source', r['time_source']], ['line', r['line']],
-            ]);
-          const name = pass.cat === 'dispatch'
-            ? String(r['kernel'] ?? 'dispatch')
-            : `submission ${r['submission_id'] === null ? '?' : String(r['submission_id'])}`;
-          await emit(`{"ph":"X","cat":"${pass.cat}","name":${JSON.stringify(name)},"pid":${pid},"tid":${tid},"ts":${nsToUsDecimal(start)},"dur":${nsToUsDecimal(end - start)},"args":${args}}`);
-          if (pass.cat === 'dispatch') dispatchSlices++;
-          else submissionSlices++;
-        }
-      }
-    }
-    await sink.write('\n]}\n');
-    await sink.close();
+    const head = `{"otherData":{${other.join(',')}},\n"traceEvents":[\n`;
+    const tail = `${meta.length ? meta.join(',\n') : '{"ph":"M","name":"process_name","pid":0,"tid":0,"args":{"name":"(empty store)"}}'}\n]}\n`;
+    bytes = await concatFiles(tmp, head, bodies, tail);
     await rename(tmp, path);
   } catch (e) {
-    await sink.close().catch(() => undefined);
     await rm(tmp, { force: true });
     throw e;
+  } finally {
+    for (const f of bodies) await rm(f, { force: true }).catch(() => undefined);
+    for (const t of TEMP) await store.run(`DROP TABLE IF EXISTS ${t}`).catch(() => undefined);
   }
   return {
     path,
-    dispatch_slices: dispatchSlices,
-    submission_slices: submissionSlices,
-    processes: procs.length,
-    threads,
+    dispatch_slices: counts.dispatch,
+    submission_slices: counts.submission,
+    host_slices: counts.host,
+    flows: counts.flows,
+    processes: procs.length + hostProcs.length,
+    threads: counts.threads,
     negative_duration_rows: negative,
-    bytes: sink.bytes,
+    bytes,
   };
+}
+
+/**
+ * The staging tables (keys only; the events' text is built when they are
+ * written): tw_pf_proc (pid of each (capture, device) and host process),
+ * tw_pf_s (one row per slice: its source row, process, thread key, times,
+ * correlation ids), tw_pf_lane (lane > 0 of the rows that overlap on their
+ * queue), tw_pf_t (one row per thread lane, tid numbered), tw_pf_pos (each
+ * slice's pid and tid), tw_pf_flow (flow events).
+ */
+async function buildTables(store: Store, procs: Rec[], hostProcs: Rec[], withSubs: boolean, withHost: boolean): Promise<void> {
+  for (const t of TEMP) await store.run(`DROP TABLE IF EXISTS ${t}`);
+  await store.run(`CREATE TEMP TABLE tw_pf_proc (capture_id INTEGER, device INTEGER, pid INTEGER)`);
+  const procRows: unknown[][] = [
+    ...procs.map((p, i) => [Number(p['capture_id']), Number(p['device']), i + 1]),
+    ...hostProcs.map((h, i) => [Number(h['capture_id']), null, procs.length + i + 1]),
+  ];
+  if (procRows.length) await store.appendTemp('tw_pf_proc', procRows);
+
+  const qname = (q: string) => `CASE WHEN ${q} IS NULL THEN 'queue ?' ELSE concat('queue ', ${q}) END`;
+  const timed = (t: string) => `${t} IN ${HOST_TIMED}`;
+  const parts = [
+    `SELECT 0 AS src, d.rowid AS sid, p.pid, d.capture_id, d.device, d.start_ns, d.end_ns, d.line, true AS lanes,
+       concat('0|', ${timed('d.time_source')}, '|', coalesce(d.queue::VARCHAR, '?')) AS tkey,
+       concat(${qname('d.queue')}, CASE WHEN ${timed('d.time_source')} THEN ' · host-timed' ELSE '' END) AS tname,
+       ${timed('d.time_source')} AS host_timed, d.queue, NULL::BIGINT AS thread_id, d.event_id AS corr, NULL::UBIGINT AS launch_corr
+     FROM dispatches d JOIN tw_pf_proc p ON p.capture_id = d.capture_id AND p.device = d.device
+     WHERE ${DISPATCH_DRAWN.replaceAll(/\b(start_ns|end_ns|valid)\b/g, 'd.$1')}`,
+  ];
+  if (withSubs) {
+    parts.push(`SELECT 1, d.rowid, p.pid, d.capture_id, d.device, d.start_ns, d.end_ns, d.line, true,
+       concat('1|', ${timed('d.time_source')}, '|', coalesce(d.queue::VARCHAR, '?')),
+       concat(${qname('d.queue')}, ' submissions', CASE WHEN ${timed('d.time_source')} THEN ' · host-timed' ELSE '' END),
+       ${timed('d.time_source')}, d.queue, NULL, NULL, NULL
+     FROM submissions d JOIN tw_pf_proc p ON p.capture_id = d.capture_id AND p.device = d.device
+     WHERE ${SUBMISSION_DRAWN.replaceAll(/\b(start_ns|end_ns|valid|device)\b/g, 'd.$1')}`);
+  }
+  if (withHost) {
+    // device-bound host events (copies, memsets, sync markers) on their device's process, per kind and queue (lanes);
+    // the others on the capture's host process, one thread per thread_id, as written (nesting kept)
+    parts.push(`SELECT 2, sid, coalesce(dpid, hpid), capture_id, device, start_ns, end_ns, line, dpid IS NOT NULL,
+       CASE WHEN dpid IS NOT NULL THEN concat('2|', kind, '|', coalesce(queue::VARCHAR, '?')) ELSE concat('3|', coalesce(thread_id::VARCHAR, '?')) END,
+       CASE WHEN dpid IS NOT NULL THEN concat(${qname('queue')}, ' · ', kind) WHEN thread_id IS NULL THEN 'thread ?' ELSE concat('thread ', thread_id) END,
+       false, queue, thread_id,
+       CASE WHEN dpid IS NOT NULL THEN event_id END,
+       CASE WHEN dpid IS NULL AND ${LAUNCH_CALL_PREDICATE} THEN CASE WHEN kind = 'cuda_api' THEN submission_id ELSE event_id END END
+     FROM (SELECT h.rowid AS sid, h.capture_id, h.device, h.start_ns, h.end_ns, h.line, h.kind, h.op, h.queue, h.thread_id, h.event_id, h.submission_id,
+         dp.pid AS dpid, hp.pid AS hpid
+       FROM host_events h
+         LEFT JOIN tw_pf_proc dp ON dp.capture_id = h.capture_id AND dp.device = h.device
+         LEFT JOIN tw_pf_proc hp ON hp.capture_id = h.capture_id AND hp.device IS NULL
+       WHERE ${HOST_DRAWN.replaceAll(/\b(start_ns|end_ns|valid)\b/g, 'h.$1')})
+     WHERE coalesce(dpid, hpid) IS NOT NULL`);
+  }
+  // ov: the row starts before an earlier row of its thread key ends (only where lanes apply)
+  await store.run(`CREATE TEMP TABLE tw_pf_s AS
+    SELECT row_number() OVER ()::BIGINT AS rid, *,
+      lanes AND start_ns < max(end_ns) OVER (PARTITION BY pid, tkey ORDER BY start_ns, end_ns, line ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS ov
+    FROM (${parts.join('\nUNION ALL\n')})`);
+
+  // lanes: only the runs of rows that overlap an earlier one of their queue need the greedy partitioning; a run
+  // starts at a row that overlaps nothing before it (every lane is free there, so lane 0), so each run starts afresh
+  await store.run(`CREATE TEMP TABLE tw_pf_lane (rid BIGINT, lane INTEGER)`);
+  const runs = `SELECT rid, pid, tkey, ov, start_ns, end_ns FROM (
+      SELECT rid, pid, tkey, start_ns, end_ns, line, coalesce(ov, false) AS ov,
+        coalesce(lead(ov) OVER (PARTITION BY pid, tkey ORDER BY start_ns, end_ns, line), false) AS next_ov
+      FROM tw_pf_s WHERE lanes AND pid IN (SELECT DISTINCT pid FROM tw_pf_s WHERE ov))
+    WHERE ov OR next_ov ORDER BY pid, tkey, start_ns, end_ns, line`;
+  const laneRows: [bigint, number][] = [];
+  let assigner = new LaneAssigner();
+  for await (const chunk of store.stream(runs)) {
+    for (const r of chunk) {
+      if (!r['ov']) assigner = new LaneAssigner(); // a run's first row: nothing in flight before it
+      const lane = assigner.assign(r['start_ns'] as bigint, r['end_ns'] as bigint);
+      if (lane > 0) laneRows.push([r['rid'] as bigint, lane]);
+    }
+  }
+  if (laneRows.length) await store.appendTemp('tw_pf_lane', laneRows);
+
+  await store.run(`CREATE TEMP TABLE tw_pf_t AS
+    SELECT row_number() OVER (ORDER BY src, capture_id, device NULLS LAST, host_timed, queue NULLS LAST, thread_id NULLS LAST, tkey, lane)::INTEGER AS tid, *
+    FROM (SELECT s.src, s.pid, s.tkey, coalesce(l.lane, 0) AS lane, min(s.tname) AS tname, min(s.capture_id) AS capture_id, min(s.device) AS device,
+        bool_or(s.host_timed) AS host_timed, min(s.queue) AS queue, min(s.thread_id) AS thread_id
+      FROM tw_pf_s s LEFT JOIN tw_pf_lane l ON l.rid = s.rid GROUP BY s.src, s.pid, s.tkey, coalesce(l.lane, 0))`);
+  await store.run(`CREATE TEMP TABLE tw_pf_pos AS
+    SELECT s.rid, s.src, s.sid, s.pid, t.tid FROM tw_pf_s s LEFT JOIN tw_pf_lane l ON l.rid = s.rid
+      JOIN tw_pf_t t ON t.pid = s.pid AND t.tkey = s.tkey AND t.lane = coalesce(l.lane, 0)`);
+
+  // flows: each device slice with a correlation id -> the earliest launch call of its capture carrying that id
+  await store.run(`CREATE TEMP TABLE tw_pf_flow AS
+    WITH launch AS (
+      SELECT capture_id, launch_corr AS corr, arg_min(rid, start_ns) AS rid FROM tw_pf_s WHERE launch_corr IS NOT NULL GROUP BY capture_id, launch_corr),
+    pairs AS (
+      SELECT row_number() OVER (ORDER BY k.start_ns, k.rid)::BIGINT AS flow_id, lp.pid AS lpid, lp.tid AS ltid, ls.start_ns AS lts,
+        kp.pid AS kpid, kp.tid AS ktid, k.start_ns AS kts
+      FROM tw_pf_s k JOIN launch l ON l.capture_id = k.capture_id AND l.corr = k.corr
+        JOIN tw_pf_s ls ON ls.rid = l.rid JOIN tw_pf_pos lp ON lp.rid = l.rid JOIN tw_pf_pos kp ON kp.rid = k.rid
+      WHERE k.corr IS NOT NULL AND k.src IN (0, 2))
+    SELECT flow_id, concat('{"ph":"s","cat":"launch","name":"launch","id":', flow_id, ',"pid":', lpid, ',"tid":', ltid, ',"ts":', ${usDecimalSql('lts')}, '},') AS ev
+    FROM pairs
+    UNION ALL
+    SELECT flow_id, concat('{"ph":"f","bp":"e","cat":"launch","name":"launch","id":', flow_id, ',"pid":', kpid, ',"tid":', ktid, ',"ts":', ${usDecimalSql('kts')}, '},')
+    FROM pairs`);
 }

@@ -100,14 +100,15 @@ describe('perfetto-json export of the sample captures', () => {
     }
   });
 
-  it('names a process per (capture, device), iGPU first, and a thread per queue lane; slices of one thread never overlap', () => {
+  it('names a process per (capture, device), GPU first, and a thread per queue lane; slices of one thread never overlap', () => {
     const { doc, slices } = readTrace(out);
     // ts is in microseconds as the format says; no displayTimeUnit, which some trace processors read as the unit of ts
     expect(Object.keys(doc)).toEqual(['otherData', 'traceEvents']);
     const meta = doc.traceEvents.filter((e) => e['ph'] === 'M');
     const procs = meta.filter((e) => e['name'] === 'process_name').map((e) => String((e['args'] as Record<string, unknown>)['name']));
     expect(procs).toEqual([
-      'iGPU · device 0 · igpu-prefill (capture 1)',
+      // the kind, not "iGPU": the store does not say the sample's GPU is integrated (an H200 is not an iGPU)
+      'GPU · device 0 · igpu-prefill (capture 1)',
       'NPU · device 0 · npu-tiles (capture 2)',
     ]);
     const threads = meta.filter((e) => e['name'] === 'thread_name').map((e) => `${String(e['pid'])}/${String((e['args'] as Record<string, unknown>)['name'])}`);
