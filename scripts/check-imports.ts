@@ -52,6 +52,18 @@ for (const [pkg, allowed] of Object.entries(ALLOWED)) {
     }
   }
 }
+// docs/architecture.md's table says the same as ALLOWED: | `pkg` | `dep`, `dep` (or nothing) | ... |
+const doc = readFileSync(join(root, 'docs/architecture.md'), 'utf8').split('## What each package may import')[1] ?? '';
+const documented = new Map<string, string[]>();
+for (const m of doc.matchAll(/^\| `([a-z]+)` \| ([^|]*) \|/gm)) documented.set(m[1]!, [...m[2]!.matchAll(/`([a-z]+)`/g)].map((x) => x[1]!));
+for (const [pkg, allowed] of Object.entries(ALLOWED)) {
+  const said = documented.get(pkg);
+  if (!said) problems.push(`docs/architecture.md: no row for ${pkg} in the import table`);
+  else if ([...said].sort().join(',') !== [...allowed].sort().join(',')) {
+    problems.push(`docs/architecture.md: ${pkg} may import ${said.join(', ') || 'nothing'} there, ${allowed.join(', ') || 'nothing'} here`);
+  }
+}
+for (const pkg of documented.keys()) if (!(pkg in ALLOWED)) problems.push(`docs/architecture.md: ${pkg} is not a package of scripts/check-imports.ts`);
 if (problems.length) {
   console.error('layer boundary violations:\n' + problems.join('\n'));
   process.exit(1);

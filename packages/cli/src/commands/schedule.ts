@@ -13,41 +13,15 @@ import { scheduleText } from '../schedule-text';
 const FORMATS = ['text', 'json', 'vega-lite'] as const;
 type OutputFormat = (typeof FORMATS)[number];
 
-/** Parsed options of `tickwise schedule` (the report reuses them). */
+/** Parsed options of `tickwise schedule` (numbers as typed: {@link scheduleOptions} checks them). */
 export interface Args {
-  gpu: string;
-  npu?: string | undefined;
-  'npu-kernel'?: string | undefined;
-  'npu-rows-per-dispatch'?: string | undefined;
-  'npu-segment'?: string | undefined;
-  'npu-reps'?: number | undefined;
-  'npu-capture'?: number | undefined;
-  'npu-device'?: number | undefined;
-  'npu-tile-ms'?: string | undefined;
-  'npu-tile-shape'?: string | undefined;
-  'npu-stage'?: string[] | undefined;
-  microbatch?: string | undefined;
-  'rows-per-dispatch'?: string | undefined;
-  layers?: string | undefined;
-  tokens?: string | undefined;
-  segment?: string | undefined;
-  reps?: number | undefined;
-  capture?: number | undefined;
-  device?: number | undefined;
-  stage?: string[] | undefined;
-  handoff?: string | undefined;
-  'group-rows'?: string | undefined;
-  bootstrap: number;
-  seed: number;
-  exhaustive: string;
-  'gpu-active-w'?: string | undefined;
-  'gpu-idle-w'?: string | undefined;
-  'npu-active-w'?: string | undefined;
-  'npu-idle-w'?: string | undefined;
-  format: OutputFormat;
-  json?: boolean | undefined;
-  'input-format'?: string | undefined;
-  'tick-hz'?: string | undefined;
+  gpu: string; capture?: number; device?: number; segment?: string; reps?: number; stage?: string[];
+  'rows-per-dispatch'?: string; layers?: string; tokens?: string;
+  npu?: string; 'npu-kernel'?: string; 'npu-rows-per-dispatch'?: string; 'npu-segment'?: string; 'npu-reps'?: number;
+  'npu-capture'?: number; 'npu-device'?: number; 'npu-tile-ms'?: string; 'npu-tile-shape'?: string; 'npu-stage'?: string[];
+  microbatch?: string; handoff?: string; 'group-rows'?: string; bootstrap: number; seed: number; exhaustive: string;
+  'gpu-active-w'?: string; 'gpu-idle-w'?: string; 'npu-active-w'?: string; 'npu-idle-w'?: string;
+  format: OutputFormat; json?: boolean; 'input-format'?: string; 'tick-hz'?: string;
 }
 
 /** A power in W (the option's name carries the unit), or with a unit (4500mW). */
