@@ -143,3 +143,25 @@ describe('help', () => {
     expect(minGap).not.toContain('[string]');
   });
 });
+
+describe('device kind (issue 18.12)', () => {
+  const npuSample = 'captures/sample/npu-tiles.ireeperf.jsonl';
+
+  it('an npu_ capture read as gpu: a warning names --device-kind npu, in check and above every analysis', () => {
+    const r = run(['check', npuSample, '--json']);
+    expect(r.rc, r.stderr).toBe(0);
+    const { findings } = JSON.parse(r.stdout) as { findings: { code: string; severity: string; message: string; suggested_option?: string }[] };
+    const hint = findings.find((x) => x.code === 'device-kind-npu-names');
+    expect(hint).toMatchObject({ severity: 'warning', suggested_option: '--device-kind npu' });
+    expect(hint!.message).toBe('capture 1 device 0: every kernel (1 name, e.g. npu_prefill_dispatch_6_matmul_256x8192x3072_bf16) carries an NPU marker (npu_), but the device\'s kind is gpu: if it is an NPU, import it with --device-kind npu');
+    const k = run(['kernels', npuSample]);
+    expect(k.stdout.split('\n')[1]).toMatch(/^!! warning device-kind-npu-names: .*--device-kind npu$/);
+  });
+
+  it('told --device-kind npu, or a GPU capture: no such warning', () => {
+    const told = run(['check', npuSample, '--device-kind', 'npu', '--json']);
+    expect((JSON.parse(told.stdout) as { findings: { code: string }[] }).findings.map((x) => x.code)).not.toContain('device-kind-npu-names');
+    const gpu = run(['kernels', sample]);
+    expect(gpu.stdout).not.toContain('device-kind-npu-names');
+  });
+});

@@ -110,6 +110,12 @@ export const checkMessages = {
     `capture ${capture}: ${invalid} of ${total} dispatch(es) (${pct(share, 2)}) are invalid and left out of time math${first ? `: ${first}` : ''}${at ? ` (${at})` : ''}`,
   invalidAdvice: () =>
     'invalid events (marked so by the producer, or ending before they start) make busy time low and gaps long; find why the producer marked them (timestamp wrap, counter reset) before quoting totals',
+
+  // device-kind-npu-names
+  npuNames: (capture: number, device: number, kind: string, kernels: number, example: string) =>
+    `capture ${capture} device ${device}: every kernel (${kernels} name${kernels === 1 ? '' : 's'}, e.g. ${example}) carries an NPU marker (npu_), but the device's kind is ${kind}: if it is an NPU, import it with --device-kind npu`,
+  npuNamesAdvice: () =>
+    'the source does not say what kind of device ran the work; tickwise took the default (gpu). The split ceiling, the schedule model and the report look for the NPU by kind: re-import with --device-kind npu (tickwise import FILE --db STORE --device-kind npu), or pass --device-kind npu to the verb reading the capture',
 } as const;
 
 /** `file:line`, `file`, `line N` or '' (for messages). */

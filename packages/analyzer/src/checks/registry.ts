@@ -4,6 +4,7 @@
  */
 import { clockFitPoor, noTimeBase, tickFrequencyMismatch } from './clock';
 import { busyMachine, conditionsDiffer, driverErrors, thermal } from './conditions';
+import { deviceKindNpuNames } from './device-kind';
 import { durationUnitMismatch } from './durations';
 import { droppedRecords, invalidEvents } from './import-diagnostics';
 import { coldFirstPass, wallClockMismatch } from './passes';
@@ -27,4 +28,5 @@ export const CHECK_RULES: Record<CheckCode, CheckRule> = {
   'busy-machine': busyMachine,
   thermal,
   'conditions-differ': conditionsDiffer,
+  'device-kind-npu-names': deviceKindNpuNames,
 };

@@ -22,6 +22,7 @@ export const CheckCode = {
   'driver-errors': 'the GPU or NPU driver logged errors in the kernel log during the capture (or the log could not be read)',
   thermal: 'a CPU, GPU or NPU temperature during the capture was above the threshold: clocks may have been throttled',
   'conditions-differ': 'captures compared with each other ran under different conditions (environment, versions, firmware, load, temperature)',
+  'device-kind-npu-names': 'every kernel of a device carries an NPU marker (names starting npu_) but the device is not of kind npu: --device-kind npu was probably left out',
 } as const;
 /** Key of {@link CheckCode}. */
 export type CheckCode = keyof typeof CheckCode;

@@ -1,0 +1,31 @@
+/**
+ * `device-kind-npu-names` (issue 18.12): a device whose kernels all carry an
+ * NPU marker (a name starting `npu_` or `npu-`, or with `_npu_` inside) but
+ * whose kind is not npu. Sources such as ireeperf-jsonl do not say what
+ * kind of device ran the work, so the NPU sample imported without
+ * `--device-kind npu` reads as a gpu; the split ceiling and the schedule
+ * then find no NPU. A warning with the option to pass.
+ */
+import { checkMessages as msg } from './messages';
+import { captureFilter } from './sql';
+import { defineRule, type Finding } from './types';
+
+/** A kernel name that says NPU: `npu_...`, `npu-...`, `..._npu_...` (case-insensitive). */
+export const NPU_MARKER_SQL = `regexp_matches(lower(kernel), '(^|[_.-])npu[_.-]')`;
+
+/** `device-kind-npu-names`. */
+export const deviceKindNpuNames = defineRule({
+  code: 'device-kind-npu-names',
+  shape: { capture_id: 'number', device: 'number', kind: 'string', kernels: 'number', marked: 'number', example: 'string?' },
+  sql: (scope) => `SELECT d.capture_id, d.device, d.kind, count(DISTINCT x.kernel) AS kernels,
+      count(DISTINCT x.kernel) FILTER (WHERE ${NPU_MARKER_SQL}) AS marked, min(x.kernel) AS example
+    FROM devices d JOIN dispatches x ON x.capture_id = d.capture_id AND x.device = d.device
+    WHERE ${captureFilter(scope, 'd')} AND d.kind <> 'npu' AND x.kernel IS NOT NULL
+    GROUP BY d.capture_id, d.device, d.kind ORDER BY d.capture_id, d.device`,
+  evaluate: (rows) =>
+    rows.filter((r) => r.kernels > 0 && r.marked === r.kernels).map((r): Finding => ({
+      code: 'device-kind-npu-names', severity: 'warning', capture_id: r.capture_id, device: r.device,
+      message: msg.npuNames(r.capture_id, r.device, r.kind, r.kernels, r.example ?? ''), advice: msg.npuNamesAdvice(),
+      kind: r.kind, kernels: r.kernels, suggested_option: '--device-kind npu',
+    })),
+});
