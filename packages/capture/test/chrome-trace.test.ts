@@ -28,10 +28,11 @@ describe('Chrome trace JSON: units and precision', () => {
     const { store } = await load(PRECISION);
     const rows = await store.rows(`SELECT kernel, start_ns, end_ns, dur_ns FROM dispatches WHERE valid ORDER BY line`);
     expect(rows).toEqual([
-      // 1700000000123.0004 us = ...123000.4 ns -> ...123000; a double multiply gives ...123000.5 -> ...123001
-      { kernel: 'k_precise', start_ns: 1_700_000_000_123_000n, end_ns: 1_700_000_000_133_001n, dur_ns: 10_001n },
-      // 1700000000123.4567 us = ...123456.7 ns -> ...123457; 250.0005 us = 250000.5 ns -> 250001 (half away from zero)
-      { kernel: 'k_precise', start_ns: 1_700_000_000_123_457n, end_ns: 1_700_000_000_373_458n, dur_ns: 250_001n },
+      // 1700000000123.0004 us = ...123000.4 ns -> ...123000; a double multiply gives ...123000.5 -> ...123001.
+      // The end is round(ts + dur) = round(...133001.8) = ...133002, not round(ts) + round(dur) = ...133001 (issue 17)
+      { kernel: 'k_precise', start_ns: 1_700_000_000_123_000n, end_ns: 1_700_000_000_133_002n, dur_ns: 10_002n },
+      // 1700000000123.4567 us = ...123456.7 ns -> ...123457; end ...123456.7 + 250000.5 = ...373457.2 -> ...373457
+      { kernel: 'k_precise', start_ns: 1_700_000_000_123_457n, end_ns: 1_700_000_000_373_457n, dur_ns: 250_000n },
       // beyond 2^53 us: a double would say 9007199254740992 us
       { kernel: 'k_beyond_2^53', start_ns: 9_007_199_254_740_993_123n, end_ns: 9_007_199_254_740_994_123n, dur_ns: 1_000n },
       // ts written as a string, and in exponent notation

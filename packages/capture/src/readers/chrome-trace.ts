@@ -36,6 +36,12 @@ import '../reader-options';
 /** Top-level keys kept as metadata. */
 const META_KEYS = ['displayTimeUnit', 'baseTimeNanoseconds', 'traceName', 'schemaVersion', 'otherData', 'deviceProperties', 'distributedInfo', 'metadata'] as const;
 
+/** ts/dur are staged in femtoseconds so that an end is round(ts + dur), not round(ts) + round(dur). */
+const FS_PER_NS = 1_000_000n;
+
+/** SQL: HUGEINT femtoseconds to ns, rounding half away from zero (as decimalToNs does). */
+const FS_TO_NS = (x: string) => `CASE WHEN (${x}) >= 0 THEN ((${x}) + 500000) // 1000000 ELSE -((500000 - (${x})) // 1000000) END`;
+
 /** Event fields read as exact text. */
 const EXACT = ['ts', 'dur', 'tts', 'tdur'] as const;
 
@@ -93,7 +99,8 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
         paths: [['[]'], ['traceEvents', '[]']],
         out,
         exactKeys: EXACT,
-        convert: (_key, text) => decimalToNs(text, nsPerUnit)?.toString() ?? null,
+        // femtoseconds (ns x 10^6): exact enough to add ts + dur before rounding the end to the ns
+        convert: (_key, text) => decimalToNs(text, nsPerUnit * FS_PER_NS)?.toString() ?? null,
       }],
       capture: META_KEYS.map((k) => [k]),
     });
@@ -167,7 +174,9 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
         await insertCondition(store, captureId, 'trace.display_time_unit', displayUnit, null, 'Trace Event Format displayTimeUnit (display only)');
         if (displayUnit !== 'ms' && !opts.traceTimeUnit) diags.push({ severity: 'info', code: 'display-time-unit', message: traceMessages.displayTimeUnit(displayUnit) });
       }
-      const ns = (x: string) => `TRY_CAST(TRY_CAST(${x} AS HUGEINT) + ${shift.toString()}::HUGEINT AS BIGINT)`;
+      // x: ns (HUGEINT) of the span table, or an event's fs text (fs = true)
+      const ns = (x: string, fs = false) =>
+        `TRY_CAST(${fs ? FS_TO_NS(`TRY_CAST(${x} AS HUGEINT)`) : `TRY_CAST(${x} AS HUGEINT)`} + ${shift.toString()}::HUGEINT AS BIGINT)`;
 
       // ---- spans: X, and B/E paired per (pid, tid) by nesting depth ----
       opts.onProgress?.('pairing spans');
@@ -195,7 +204,9 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
             AND TRY_CAST(e._ts AS HUGEINT) >= TRY_CAST(b._ts AS HUGEINT)`);
       await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_span AS
         SELECT c._line AS line, c.ph, c.pid, c.tid, c.name, c.cat, c.args,
-          TRY_CAST(c._ts AS HUGEINT) AS ts, CASE WHEN c.ph = 'X' THEN TRY_CAST(c._ts AS HUGEINT) + TRY_CAST(c._dur AS HUGEINT) ELSE TRY_CAST(p.e_ts AS HUGEINT) END AS te,
+          ${FS_TO_NS('TRY_CAST(c._ts AS HUGEINT)')} AS ts,
+          ${FS_TO_NS(`CASE WHEN c.ph = 'X' THEN TRY_CAST(c._ts AS HUGEINT) + TRY_CAST(c._dur AS HUGEINT) ELSE TRY_CAST(p.e_ts AS HUGEINT) END`)} AS te,
+          CASE WHEN c.ph = 'X' THEN ${FS_TO_NS('TRY_CAST(c._dur AS HUGEINT)')} ELSE ${FS_TO_NS('TRY_CAST(p.e_ts AS HUGEINT)')} - ${FS_TO_NS('TRY_CAST(c._ts AS HUGEINT)')} END AS src_dur,
           c._ts IS NULL OR TRY_CAST(c._ts AS HUGEINT) IS NULL AS no_ts, c.ph = 'X' AND (c._dur IS NULL OR TRY_CAST(c._dur AS HUGEINT) IS NULL) AS no_dur,
           c.ph = 'B' AND p.b_line IS NULL AND TRY_CAST(c._ts AS HUGEINT) IS NOT NULL AS unmatched,
           ${KIND_OF('coalesce(pr.pname, \'\') || \' \' || coalesce(pr.plabels, \'\') || \' \' || coalesce(pr.dpname, \'\')', 'coalesce(pr.is_dev_id, false)')} AS pkind,
@@ -243,7 +254,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
       const grid = (i: number) => `TRY_CAST(args->'grid'->>${i} AS UINTEGER)`;
       await store.run(`INSERT INTO dispatches
         SELECT ${captureId}, device, queue, NULL, NULL, NULL, TRY_CAST(args->>'correlation' AS UBIGINT), NULL, NULL, coalesce(name, 'unknown'),
-          s_ns, e_ns, e_ns - s_ns, NULL, NULL, TRY_CAST(te - ts AS BIGINT), '${timeSource}',
+          s_ns, e_ns, e_ns - s_ns, NULL, NULL, TRY_CAST(src_dur AS BIGINT), '${timeSource}',
           s_ns IS NOT NULL AND e_ns IS NOT NULL AND e_ns > s_ns, ${grid(0)}, ${grid(1)}, ${grid(2)}, NULL, line
         FROM tw_ct_k WHERE class = 'kernel' ORDER BY line`);
       // copies/memsets and sync markers keep their device and stream; a sync marker's stream is the one it is on,
@@ -259,11 +270,11 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
         FROM tw_ct_k WHERE class <> 'kernel' ORDER BY line`);
       await store.run(`INSERT INTO host_events
         SELECT ${captureId}, NULL, NULL, 'instant', cat, name, NULL, NULL, NULL, NULL, TRY_CAST(tid AS BIGINT),
-          ${ns('_ts')} AS s_ns, s_ns, 0, '${timeSource}', s_ns IS NOT NULL, json_object('pid', pid, 'tid', tid, 'args', args), _line
+          ${ns('_ts', true)} AS s_ns, s_ns, 0, '${timeSource}', s_ns IS NOT NULL, json_object('pid', pid, 'tid', tid, 'args', args), _line
         FROM tw_ct WHERE ph IN ('i', 'I', 'R') ORDER BY _line`);
       await store.run(`INSERT INTO metric_samples
         SELECT ${captureId}, NULL, NULL, NULL, name || CASE WHEN k = 'value' THEN '' ELSE '.' || k END, NULL, 'chrome_counter',
-          ${ns('_ts')} AS t_ns, t_ns, TRY_CAST(args->>k AS DOUBLE), _line
+          ${ns('_ts', true)} AS t_ns, t_ns, TRY_CAST(args->>k AS DOUBLE), _line
         FROM (SELECT *, unnest(json_keys(args)) AS k FROM tw_ct WHERE ph = 'C' AND args IS NOT NULL) ORDER BY _line`);
 
       // ---- what has no table: metadata, flows, async, objects, unmatched E, events without ph ----
@@ -326,7 +337,7 @@ function deviceProperties(text: string | undefined): { id: string; name: string 
 /** Old Kineto traces (no baseTimeNanoseconds) carry epoch microseconds: ts beyond 2001-09-09. */
 async function looksEpoch(store: Store): Promise<boolean> {
   const v = await store.scalar(`SELECT min(TRY_CAST(_ts AS HUGEINT)) FROM tw_ct WHERE ph = 'X'`);
-  return typeof v === 'bigint' && v > 1_000_000_000_000_000_000n;
+  return typeof v === 'bigint' && v > 1_000_000_000_000_000_000n * FS_PER_NS;
 }
 
 async function eventDiagnostics(store: Store, diags: Diagnostic[]): Promise<void> {
