@@ -5,6 +5,11 @@
 // the command completes TICKWISE_FAKE_XDNA_DELAY_US (200) after it may start
 // (commands of one hw context run in order); DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT,
 // DRM_IOCTL_SYNCOBJ_WAIT and WAIT_CMD block until completion or timeout.
+// A rendezvous with another fake device (files, shared across processes):
+// the process's first EXEC_CMD creates TICKWISE_FAKE_XDNA_STARTED_FILE (the
+// command is in flight) and, with TICKWISE_FAKE_XDNA_HOLD_FILE set, holds the
+// submission until that file exists (at most 30 s); the command then
+// completes DELAY after. See fake_hip.cpp's START/IDLE files.
 // Preload it AFTER the recorder (LD_PRELOAD=recorder:fake) so that the
 // recorder's ioctl() sees the calls first.
 //
@@ -18,6 +23,7 @@
 
 #include <atomic>
 #include <cstdarg>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -65,6 +71,8 @@ struct Device {
   uint32_t next_hwctx = 1, next_syncobj = 1, next_bo = 1;
   uint64_t delay_ns = 200000;
   std::string path = "/dev/accel/accel0";
+  std::string started_file, hold_file;
+  std::atomic<bool> first_exec{true};
 };
 
 Device& dev() {
@@ -72,9 +80,33 @@ Device& dev() {
     auto* x = new Device();
     if (const char* p = getenv("TICKWISE_FAKE_XDNA_PATH")) x->path = p;
     if (const char* v = getenv("TICKWISE_FAKE_XDNA_DELAY_US")) x->delay_ns = strtoull(v, nullptr, 10) * 1000;
+    if (const char* v = getenv("TICKWISE_FAKE_XDNA_STARTED_FILE")) x->started_file = v;
+    if (const char* v = getenv("TICKWISE_FAKE_XDNA_HOLD_FILE")) x->hold_file = v;
     return x;
   }();
   return *d;
+}
+
+/// The first command's rendezvous: say it is in flight, then wait for the hold file.
+void first_exec_rendezvous(Device& d) {
+  if (!d.started_file.empty()) {
+    const std::string tmp = d.started_file + ".tmp";
+    if (FILE* f = fopen(tmp.c_str(), "w")) {
+      fprintf(f, "%llu\n", (unsigned long long)mono_ns());
+      fclose(f);
+      rename(tmp.c_str(), d.started_file.c_str());
+    }
+  }
+  if (d.hold_file.empty()) return;
+  const uint64_t deadline = mono_ns() + 30000000000ull;
+  while (access(d.hold_file.c_str(), F_OK) != 0) {
+    if (mono_ns() > deadline) {
+      fprintf(stderr, "fake amdxdna: TICKWISE_FAKE_XDNA_HOLD_FILE %s did not appear within 30 s; going on\n",
+              d.hold_file.c_str());
+      return;
+    }
+    usleep(100);
+  }
 }
 
 int fake_open() {
@@ -200,6 +232,8 @@ int fake_ioctl(int, unsigned long req, void* arg) {
     }
     case abi::XdnaOp::kExecCmd: {
       auto* a = static_cast<abi::AmdxdnaExecCmd*>(arg);
+      if ((!d.started_file.empty() || !d.hold_file.empty()) && d.first_exec.exchange(false))
+        first_exec_rendezvous(d);  // outside the lock: other contexts go on meanwhile
       std::lock_guard<std::mutex> l(d.mu);
       auto it = d.hwctx.find(a->hwctx);
       if (it == d.hwctx.end() || a->cmd_count == 0) return fail(EINVAL);

@@ -14,6 +14,14 @@
 // (123456789012), TICKWISE_FAKE_HIP_DRIFT_PPM (37.5), TICKWISE_FAKE_HIP_KERNEL_NS
 // (20000), TICKWISE_FAKE_HIP_LATENCY_NS (3000), TICKWISE_FAKE_CLOCK_JITTER_NS (0),
 // TICKWISE_FAKE_ROCPROFILER_SDK (path of the SDK to load).
+//
+// A rendezvous with another fake device (files, so that two processes can
+// share it): with TICKWISE_FAKE_HIP_START_FILE set, no kernel starts before
+// that file exists (a launch waits for it, then its kernel starts latency
+// after); with TICKWISE_FAKE_HIP_IDLE_FILE set, the process creates that file
+// at exit once its last kernel has ended. With the fake amdxdna's
+// STARTED/HOLD files (fake_amdxdna.cpp) this puts every kernel inside the
+// first NPU command's span by construction.
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sys/syscall.h>
@@ -21,6 +29,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -94,6 +103,9 @@ struct Fake {
   std::map<const void*, std::string> host_names;
   std::atomic<uint64_t> dispatch_seq{0};
   FakeHipProfilerTable table{sizeof(FakeHipProfilerTable), nullptr};
+  std::string start_file, idle_file;
+  std::atomic<bool> started{true};
+  pid_t pid = 0;
 };
 
 Fake* g = nullptr;
@@ -132,8 +144,52 @@ void atfork_release() {
   g->mu.unlock();
 }
 
+bool file_exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
+
+/// Polls for `path` every 100 us for at most 30 s (a missing partner is an
+/// error for the test to see, never a hang).
+void wait_for_file(const std::string& path, const char* what) {
+  const uint64_t deadline = mono_ns() + 30000000000ull;
+  while (!file_exists(path)) {
+    if (mono_ns() > deadline) {
+      fprintf(stderr, "fake libamdhip64: %s %s did not appear within 30 s; going on\n", what, path.c_str());
+      return;
+    }
+    usleep(100);
+  }
+}
+
+/// At exit: once the last kernel of every stream has ended, say so with the idle file.
+void signal_idle() {
+  if (!g || g->idle_file.empty() || getpid() != g->pid) return;  // not in a forked child
+  std::vector<Stream*> all;
+  {
+    std::lock_guard<std::mutex> l(g->mu);
+    all = g->streams;
+  }
+  for (int d = 0; d < g->devices; ++d) all.push_back(&g->dev[d].null_stream);
+  uint64_t end = 0;
+  for (Stream* st : all) {
+    std::lock_guard<std::mutex> l(st->mu);
+    if (st->last_end_ns > end) end = st->last_end_ns;
+  }
+  sleep_until(end);
+  const std::string tmp = g->idle_file + ".tmp";
+  FILE* f = fopen(tmp.c_str(), "w");
+  if (f) {
+    fprintf(f, "%llu\n", (unsigned long long)end);
+    fclose(f);
+    rename(tmp.c_str(), g->idle_file.c_str());
+  }
+}
+
 void init() {
   g = new Fake();
+  g->pid = getpid();
+  if (const char* p = getenv("TICKWISE_FAKE_HIP_START_FILE")) g->start_file = p;
+  if (const char* p = getenv("TICKWISE_FAKE_HIP_IDLE_FILE")) g->idle_file = p;
+  g->started.store(g->start_file.empty());
+  if (!g->idle_file.empty()) atexit(signal_idle);
   pthread_atfork(atfork_prepare, atfork_release, atfork_release);
   g->devices = int(env_num("TICKWISE_FAKE_HIP_DEVICES", 1));
   if (g->devices < 1) g->devices = 1;
@@ -150,7 +206,14 @@ void init() {
   g->latency_ns = uint64_t(env_num("TICKWISE_FAKE_HIP_LATENCY_NS", 3000));
   g->jitter_ns = uint64_t(env_num("TICKWISE_FAKE_CLOCK_JITTER_NS", 0));
   g->declared_khz = int(env_num("TICKWISE_FAKE_HIP_DECLARED_KHZ", 100000));
-  g->boot_minus_mono = int64_t(clock_ns(CLOCK_BOOTTIME)) - int64_t(mono_ns());
+  // BOOTTIME - MONOTONIC, read as the recorder reads it: the narrowest of 16
+  // (mono, boot, mono) brackets (one unbracketed pair is off by however long the
+  // thread was preempted between its two reads: ~10 us seen under ASan on 2 cores).
+  int64_t best_w = INT64_MAX;
+  for (int i = 0; i < 16; ++i) {
+    const uint64_t a = mono_ns(), b = clock_ns(CLOCK_BOOTTIME), c = mono_ns();
+    if (int64_t(c - a) < best_w) best_w = int64_t(c - a), g->boot_minus_mono = int64_t(b) - int64_t(a + (c - a) / 2);
+  }
   attach_profiler();
 }
 
@@ -165,6 +228,10 @@ Stream& stream_of(hipStream_t s) {
 
 void dispatch(const void* func, hipStream_t s, dim3 grid, dim3 block) {
   Fake& f = fake();
+  if (__builtin_expect(!f.started.load(std::memory_order_acquire), 0)) {
+    wait_for_file(f.start_file, "TICKWISE_FAKE_HIP_START_FILE");
+    f.started.store(true, std::memory_order_release);
+  }
   Stream& st = stream_of(s);
   const uint64_t now = mono_ns();
   uint64_t start, end;
@@ -220,9 +287,13 @@ FAKE_EXPORT hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gx, u
   return kHipSuccess;
 }
 
-FAKE_EXPORT hipError_t hipExtModuleLaunchKernel(hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx,
-                                                uint32_t ly, uint32_t lz, size_t, hipStream_t stream, void**, void**,
-                                                hipEvent_t, hipEvent_t, uint32_t) {
+// C++ linkage, as hip/hip_ext.h declares it (and hip_abi.h mirrors): exported
+// only under its mangled name, like libamdhip64.so.5 (fake_hip.map).
+__attribute__((visibility("default"))) hipError_t hipExtModuleLaunchKernel(hipFunction_t f, uint32_t gx, uint32_t gy,
+                                                                          uint32_t gz, uint32_t lx, uint32_t ly,
+                                                                          uint32_t lz, size_t, hipStream_t stream,
+                                                                          void**, void**, hipEvent_t, hipEvent_t,
+                                                                          uint32_t) {
   if (!f) return kHipErrorInvalidValue;
   dispatch(f, stream, dim3{gx, gy, gz}, dim3{lx, ly, lz});
   return kHipSuccess;

@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "elf_symbols.h"
 #include "json_mini.h"
 #include "reader.h"
 
@@ -586,6 +587,181 @@ void test_reader_truncated() {
          (unsigned long long)cut.chunks_ok, (unsigned long long)full.chunks_ok, bad.stop_reason.c_str());
 }
 
+// ---- the real HIP runtime (libamdhip64.so.5, HIP 5.2.3), no AMD GPU ----------------
+
+constexpr int kSkip = 77;  // ctest SKIP_RETURN_CODE
+
+/// Entry points the recorder hooks under a name HIP 5.2.3's libamdhip64.so.5 does
+/// not define: hipLaunchKernelExC is a later release's; hipExtModuleLaunchKernel
+/// exists there only under its C++ (mangled) name, which the recorder hooks too.
+const std::set<std::string> kHookedAbsentInReal = {"hipLaunchKernelExC", "hipExtModuleLaunchKernel"};
+
+/// The recorder's HIP hooks: its exported functions whose name contains "hip".
+std::set<std::string> recorder_hip_hooks(const std::map<std::string, elfsyms::Symbol>& rec) {
+  std::set<std::string> out;
+  for (const auto& [name, sym] : rec)
+    if (sym.function && name.find("hip") != std::string::npos) out.insert(name);
+  return out;
+}
+
+void check_symbol_tables(const std::string& real_path) {
+  const auto real = elfsyms::defined_symbols(real_path);
+  const auto fake = elfsyms::defined_symbols(env("TW_FAKE_HIP"));
+  const auto rec = elfsyms::defined_symbols(env("TW_RECORDER"));
+  const std::set<std::string> hooks = recorder_hip_hooks(rec);
+  CHECK(hooks.size() >= 10, "only %zu hip hooks exported by the recorder", hooks.size());
+  std::string resolved;
+  for (const std::string& h : hooks) {
+    // Unversioned in the recorder: such a definition satisfies a reference of any version.
+    CHECK(rec.at(h).version.empty(), "the recorder's %s has version %s", h.c_str(), rec.at(h).version.c_str());
+    auto it = real.find(h);
+    if (it == real.end()) {
+      CHECK(kHookedAbsentInReal.count(h), "the recorder hooks %s, which %s does not define", h.c_str(),
+            real_path.c_str());
+      continue;
+    }
+    CHECK(it->second.function && it->second.is_default && !it->second.version.empty(),
+          "%s in the real library: not a default versioned function", h.c_str());
+    // The fake defines every hooked entry point the real library has, in the same version.
+    auto f = fake.find(h);
+    CHECK(f != fake.end(), "the fake lacks %s@@%s", h.c_str(), it->second.version.c_str());
+    CHECK(f->second.version == it->second.version && f->second.is_default,
+          "%s: fake version %s, real %s", h.c_str(), f->second.version.c_str(), it->second.version.c_str());
+    resolved += " " + h + "@@" + it->second.version;
+  }
+  for (const std::string& a : kHookedAbsentInReal) {
+    CHECK(hooks.count(a), "the recorder no longer hooks %s: update kHookedAbsentInReal", a.c_str());
+    CHECK(!real.count(a), "%s is in the real library now: update kHookedAbsentInReal and the README", a.c_str());
+  }
+  // Every export of the fake is the real library's, same name, version and default-ness,
+  // except two (fakes/fake_hip.map says why).
+  for (const auto& [name, sym] : fake) {
+    if (name == "hipLaunchKernelExC") {
+      CHECK(!real.count(name), "hipLaunchKernelExC appeared in the real library");
+      continue;
+    }
+    if (name == "hsaKmtGetClockCounters") {
+      const std::string kmt = getenv("TW_REAL_HSAKMT") ? getenv("TW_REAL_HSAKMT") : "";
+      if (!kmt.empty() && kmt.find("NOTFOUND") == std::string::npos) {
+        const auto k = elfsyms::defined_symbols(kmt);
+        CHECK(k.count(name) && k.at(name).version == sym.version, "hsaKmtGetClockCounters: fake %s, %s has %s",
+              sym.version.c_str(), kmt.c_str(), k.count(name) ? k.at(name).version.c_str() : "none");
+      }
+      continue;
+    }
+    auto it = real.find(name);
+    CHECK(it != real.end(), "the fake exports %s, which the real library does not", name.c_str());
+    CHECK(it->second.version == sym.version && it->second.is_default == sym.is_default &&
+              it->second.function == sym.function,
+          "%s: fake %s%s, real %s%s", name.c_str(), sym.is_default ? "@@" : "@", sym.version.c_str(),
+          it->second.is_default ? "@@" : "@", it->second.version.c_str());
+  }
+  // The fake's version nodes: the real library's chain (hip_4.2 <- ... <- hip_5.2), then its own two.
+  const auto real_chain = elfsyms::version_chain(real_path);
+  auto fake_chain = elfsyms::version_chain(env("TW_FAKE_HIP"));
+  CHECK(fake_chain.size() == real_chain.size() + 2, "fake has %zu version nodes, real %zu", fake_chain.size(),
+        real_chain.size());
+  fake_chain.resize(real_chain.size());
+  CHECK(fake_chain == real_chain, "the fake's version chain differs from the real library's");
+  // Launch-like exports of the real library that the recorder does not hook (reported, not failed).
+  std::string unhooked;
+  for (const auto& [name, sym] : real)
+    if (sym.function && !hooks.count(name) &&
+        (name.find("Launch") != std::string::npos || name.find("Synchronize") != std::string::npos))
+      unhooked += " " + name + "@" + sym.version;
+  printf("real_hip: hooks resolved in the real library:%s\n", resolved.c_str());
+  printf("real_hip: launch/sync exports not hooked:%s\n", unhooked.c_str());
+}
+
+void test_real_hip() {
+  const char* lib = getenv("TW_REAL_AMDHIP64");
+  if (!lib || !*lib || strstr(lib, "NOTFOUND")) {
+    printf("SKIP real_hip: libamdhip64.so.5 (Debian package libamdhip64-5, HIP 5.2.3) is not installed; "
+           "scripts/setup installs it (apt-get install libamdhip64-5)\n");
+    exit(kSkip);
+  }
+  check_symbol_tables(lib);
+
+  const std::string dir = fresh_dir("real_hip");
+  Run plain;
+  plain.args = {"--out", dir + ".plain.json"};
+  plain.recorder = false;
+  CHECK(run(bin("real_hip"), plain) == 0, "the app failed without the recorder");
+  Run r;
+  r.args = {"--out", dir + ".summary.json"};
+  r.capture_dir = dir;
+  CHECK(run(bin("real_hip"), r) == 0, "the app failed under the recorder");
+  auto p = load_json(dir + ".plain.json"), s = load_json(dir + ".summary.json");
+  CHECK(s["real_library"].str().find("libamdhip64.so.5") != std::string::npos, "real library %s",
+        s["real_library"].str().c_str());
+  // The real library's own answers: with no GPU, no device and an error for every call.
+  const bool no_gpu = p["device_count"].i64() == 0;
+  if (no_gpu) CHECK(p["device_count_rc"].i64() == 100, "hipGetDeviceCount: %lld, want hipErrorNoDevice (100)",
+                    (long long)p["device_count_rc"].i64());
+  CHECK(s["absent_in_real"].items.size() == 2, "hipLaunchKernelExC and the C-named hipExtModuleLaunchKernel absent");
+  CHECK(p["calls"].items.size() == s["calls"].items.size() && s["calls"].items.size() == 9, "calls");
+
+  auto c = load_capture(dir);
+  auto meta = json::parse(c.meta_json);
+  CHECK(meta["complete"].b && meta["end_reason"].str() == "exit", "meta not complete");
+  std::vector<const fmt::HipLaunch*> launches;
+  std::vector<const fmt::HipSync*> syncs;
+  for (const auto& x : c.records) {
+    if (x.prefix.kind == uint16_t(fmt::Kind::kHipLaunch)) launches.push_back(&x.hip_launch);
+    if (x.prefix.kind == uint16_t(fmt::Kind::kHipSync)) syncs.push_back(&x.hip_sync);
+  }
+  CHECK(count(c, fmt::Kind::kHipDispatch) == 0, "dispatch records with no device");
+  size_t li = 0, si = 0;
+  std::string table;
+  for (size_t i = 0; i < s["calls"].items.size(); ++i) {
+    const auto& call = s["calls"].items[i];
+    const auto& base = p["calls"].items[i];
+    const std::string name = call["name"].str();
+    const int64_t rc = call["rc"].i64();
+    // Unchanged: the code the program got under the recorder is the real library's own
+    // (called directly, past any preload) and the one it gets without the recorder.
+    CHECK(rc == call["rc_real"].i64() && rc == base["rc"].i64() && base["rc"].i64() == base["rc_real"].i64(),
+          "%s: %lld under the recorder, %lld from the real library directly, %lld without the recorder", name.c_str(),
+          (long long)rc, (long long)call["rc_real"].i64(), (long long)base["rc"].i64());
+    if (no_gpu) CHECK(rc != 0, "%s succeeded with no GPU", name.c_str());
+    CHECK(base["resolved_in"].str().find("libamdhip64.so.5") != std::string::npos, "%s bound to %s without the recorder",
+          name.c_str(), base["resolved_in"].str().c_str());
+    CHECK(call["resolved_in"].str().find("libtickwise_recorder.so") != std::string::npos,
+          "%s bound to %s under the recorder", name.c_str(), call["resolved_in"].str().c_str());
+    const std::string kind = call["kind"].str();
+    if (kind == "launch") {
+      CHECK(li < launches.size(), "%s: no launch record", name.c_str());
+      const fmt::HipLaunch& l = *launches[li++];
+      CHECK(l.api == call["api"].u64() && l.result == rc && l.function == call["function"].u64() && l.stream == 0 &&
+                l.grid_blocks == call["grid_blocks"].u64() && l.block_threads == call["block_threads"].u64() &&
+                l.shared_mem_bytes == call["shared_mem_bytes"].u64() && l.host_exit_ns >= l.host_enter_ns,
+            "%s: record api %u result %d function %llx grid %u block %u shm %u", name.c_str(), l.api, l.result,
+            (unsigned long long)l.function, l.grid_blocks, l.block_threads, l.shared_mem_bytes);
+    } else if (kind == "sync") {
+      CHECK(si < syncs.size(), "%s: no sync record", name.c_str());
+      const fmt::HipSync& y = *syncs[si++];
+      CHECK(y.api == call["api"].u64() && y.result == rc, "%s: sync record api %u result %d", name.c_str(), y.api,
+            y.result);
+    }
+    table += " " + name + "=" + std::to_string(rc) + "(" + call["rc_name"].str() + ")";
+  }
+  CHECK(li == launches.size() && si == syncs.size(), "%zu launch and %zu sync records, %zu and %zu calls",
+        launches.size(), syncs.size(), li, si);
+  // No name is registered for a failed hipModuleGetFunction.
+  CHECK(c.names.empty(), "%zu names registered", c.names.size());
+  bool hip_backend = false, provenance = false;
+  for (const auto& b : meta["backends"].items)
+    if (b["name"].str() == "hip")
+      hip_backend = b["state"].str() == "enabled" && (!no_gpu || b["device_count"].u64() == 0) &&
+                    b["rocprofiler"]["dispatch_records"].u64() == 0;
+  for (const auto& q : meta["provenance"].items)
+    if (q["path"].str().find("libamdhip64.so.5") != std::string::npos) provenance = q["build_id"].str().size() >= 16;
+  CHECK(hip_backend, "meta's hip backend: enabled, no device, no dispatch records");
+  CHECK(provenance, "meta's provenance lacks libamdhip64.so.5 with its build id");
+  printf("real_hip: %s, hipGetDeviceCount=%lld; recorded, codes unchanged:%s\n", s["real_library"].str().c_str(),
+         (long long)p["device_count_rc"].i64(), table.c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -604,6 +780,7 @@ int main(int argc, char** argv) {
       {"clock_fit", test_clock_fit},
       {"inert", test_inert},
       {"reader_truncated", test_reader_truncated},
+      {"real_hip", test_real_hip},
   };
   if (argc < 2 || !tests.count(argv[1])) {
     fprintf(stderr, "usage: tw_recorder_tests <test>; tests:");

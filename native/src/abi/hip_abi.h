@@ -72,14 +72,6 @@ hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gridDimX, unsigne
                                  unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
                                  unsigned int blockDimZ, unsigned int sharedMemBytes, hipStream_t stream,
                                  void** kernelParams, void** extra);
-// mirrors: hipError_t hipExtModuleLaunchKernel(hipFunction_t f, uint32_t globalWorkSizeX, ...
-//   uint32_t localWorkSizeZ, size_t sharedMemBytes, hipStream_t hStream, void** kernelParams,
-//   void** extra, hipEvent_t startEvent, hipEvent_t stopEvent, uint32_t flags);
-hipError_t hipExtModuleLaunchKernel(hipFunction_t f, uint32_t globalWorkSizeX, uint32_t globalWorkSizeY,
-                                    uint32_t globalWorkSizeZ, uint32_t localWorkSizeX, uint32_t localWorkSizeY,
-                                    uint32_t localWorkSizeZ, size_t sharedMemBytes, hipStream_t hStream,
-                                    void** kernelParams, void** extra, hipEvent_t startEvent,
-                                    hipEvent_t stopEvent, uint32_t flags);
 // mirrors: hipError_t hipExtLaunchKernel(const void* function_address, dim3 numBlocks, dim3 dimBlocks,
 //   void** args, size_t sharedMemBytes, hipStream_t stream, hipEvent_t startEvent, hipEvent_t stopEvent, int flags);
 hipError_t hipExtLaunchKernel(const void* function_address, dim3 numBlocks, dim3 dimBlocks, void** args,
@@ -136,3 +128,17 @@ void __hipRegisterFunction(void** modules, const void* hostFunction, char* devic
                            unsigned int threadLimit, void* tid, void* bid, dim3* blockDim, dim3* gridDim, int* wSize);
 
 }  // extern "C"
+
+// Declared with C++ linkage, as hip/hip_ext.h declares it (HIP_PUBLIC_API, outside
+// any extern "C"): libamdhip64 exports it only under its mangled name
+// _Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j
+// (hip_4.2 in HIP 5.2.3's libamdhip64.so.5), which every caller therefore references.
+// Linking native/tests/apps/app_real_hip.cpp against the real library checks this name.
+// mirrors: HIP_PUBLIC_API hipError_t hipExtModuleLaunchKernel(hipFunction_t f, uint32_t globalWorkSizeX, ...
+//   uint32_t localWorkSizeZ, size_t sharedMemBytes, hipStream_t hStream, void** kernelParams,
+//   void** extra, hipEvent_t startEvent, hipEvent_t stopEvent, uint32_t flags);
+hipError_t hipExtModuleLaunchKernel(hipFunction_t f, uint32_t globalWorkSizeX, uint32_t globalWorkSizeY,
+                                    uint32_t globalWorkSizeZ, uint32_t localWorkSizeX, uint32_t localWorkSizeY,
+                                    uint32_t localWorkSizeZ, size_t sharedMemBytes, hipStream_t hStream,
+                                    void** kernelParams, void** extra, hipEvent_t startEvent,
+                                    hipEvent_t stopEvent, uint32_t flags);

@@ -383,17 +383,54 @@ TW_EXPORT hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gx, uns
   return s.done(real(f, gx, gy, gz, bx, by, bz, sharedMemBytes, stream, kernelParams, extra));
 }
 
-TW_EXPORT hipError_t hipExtModuleLaunchKernel(hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx,
-                                              uint32_t ly, uint32_t lz, size_t sharedMemBytes, hipStream_t hStream,
-                                              void** kernelParams, void** extra, hipEvent_t startEvent,
-                                              hipEvent_t stopEvent, uint32_t flags) {
-  TW_REAL(hipExtModuleLaunchKernel);
+namespace {
+using ExtModuleLaunchFn = decltype(&::hipExtModuleLaunchKernel);
+hipError_t ext_module_launch(ExtModuleLaunchFn real, hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz,
+                             uint32_t lx, uint32_t ly, uint32_t lz, size_t sharedMemBytes, hipStream_t hStream,
+                             void** kernelParams, void** extra, hipEvent_t startEvent, hipEvent_t stopEvent,
+                             uint32_t flags) {
+  if (__builtin_expect(real == nullptr, 0)) return kHipErrorNotInitialized;
   // Global work sizes are in work-items: blocks = ceil(global / local).
   auto blocks = [](uint32_t g, uint32_t l) { return l ? (g + l - 1) / l : g; };
   LaunchScope s(fmt::HipApi::kExtModuleLaunchKernel, f, hStream, dim3{blocks(gx, lx), blocks(gy, ly), blocks(gz, lz)},
                 dim3{lx, ly, lz}, sharedMemBytes);
   return s.done(real(f, gx, gy, gz, lx, ly, lz, sharedMemBytes, hStream, kernelParams, extra, startEvent, stopEvent,
                      flags));
+}
+}  // namespace
+
+// hip/hip_ext.h declares hipExtModuleLaunchKernel with C++ linkage, so programs
+// call its mangled name (the only one libamdhip64 5.2.3 exports, version hip_4.2):
+// this hook has that name (hip_abi.h declares it the same way) and forwards to
+// the next definition of the same symbol, whose name dladdr reads off this one.
+__attribute__((visibility("default"))) hipError_t hipExtModuleLaunchKernel(
+    hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx, uint32_t ly, uint32_t lz,
+    size_t sharedMemBytes, hipStream_t hStream, void** kernelParams, void** extra, hipEvent_t startEvent,
+    hipEvent_t stopEvent, uint32_t flags) {
+  static const ExtModuleLaunchFn real = [] {
+    Dl_info self{};
+    const ExtModuleLaunchFn me = &::hipExtModuleLaunchKernel;
+    return dladdr(reinterpret_cast<void*>(me), &self) && self.dli_sname
+               ? next_symbol<ExtModuleLaunchFn>(self.dli_sname)
+               : ExtModuleLaunchFn(nullptr);
+  }();
+  return ext_module_launch(real, f, gx, gy, gz, lx, ly, lz, sharedMemBytes, hStream, kernelParams, extra, startEvent,
+                           stopEvent, flags);
+}
+
+// A C-named hipExtModuleLaunchKernel, for a runtime that would export one (HIP
+// 5.2.3 does not): same hook under the plain name.
+extern "C" __attribute__((visibility("default"))) hipError_t tw_hip_ext_module_launch_kernel_c(
+    hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx, uint32_t ly, uint32_t lz,
+    size_t sharedMemBytes, hipStream_t hStream, void** kernelParams, void** extra, hipEvent_t startEvent,
+    hipEvent_t stopEvent, uint32_t flags) __asm__("hipExtModuleLaunchKernel");
+hipError_t tw_hip_ext_module_launch_kernel_c(hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx,
+                                             uint32_t ly, uint32_t lz, size_t sharedMemBytes, hipStream_t hStream,
+                                             void** kernelParams, void** extra, hipEvent_t startEvent,
+                                             hipEvent_t stopEvent, uint32_t flags) {
+  static const auto real = next_symbol<ExtModuleLaunchFn>("hipExtModuleLaunchKernel");
+  return ext_module_launch(real, f, gx, gy, gz, lx, ly, lz, sharedMemBytes, hStream, kernelParams, extra, startEvent,
+                           stopEvent, flags);
 }
 
 TW_EXPORT hipError_t hipExtLaunchKernel(const void* function_address, dim3 numBlocks, dim3 dimBlocks, void** args,
