@@ -23,10 +23,18 @@ describe('checks: a clean capture triggers none', () => {
       await store.close();
     }
     const r = tickwise(['check', db]);
-    expect(r.stdout.trim()).toBe('no findings: every check passed');
+    const [first, ...rest] = r.stdout.trim().split('\n');
+    expect(first).toBe('no findings: every check passed');
+    // the wall reference agreed: its ratio is said (issue 18.9)
+    expect(rest).toHaveLength(1);
+    expect(rest[0]).toMatch(/^wall-clock-mismatch passed: capture 1 device 0: llama-bench \S+ avg .* is 1\.\d{4}x the capture's steady segment span .* \(agrees: within 0\.8x\.\.1\.25x\)$/);
     expect(r.status).toBe(0);
     const j = tickwise(['check', db, '--json']);
-    expect(JSON.parse(j.stdout)).toEqual({ findings: [] });
+    const json = JSON.parse(j.stdout) as { findings: unknown[]; checks: { code: string; findings: number; worst: string | null }[] };
+    expect(json.findings).toEqual([]);
+    // every check that ran is listed, each with no finding (issue 18.9)
+    expect(json.checks.map((c) => c.code)).toEqual(Object.keys(CHECK_RULES));
+    expect(json.checks.every((c) => c.findings === 0 && c.worst === null)).toBe(true);
   });
 
   it('every code has a rule; every rule builds SQL DuckDB accepts (EXPLAIN)', async () => {

@@ -165,3 +165,23 @@ describe('device kind (issue 18.12)', () => {
     expect(gpu.stdout).not.toContain('device-kind-npu-names');
   });
 });
+
+describe('check --wall when the reference agrees (issue 18.9)', () => {
+  it('prints the wall ratio the README quotes (1.0027); --json lists every check that ran, with its figure', () => {
+    const text = run(['check', sample, '--wall', 'captures/sample/llama-bench.csv']);
+    expect(text.rc, text.stderr).toBe(0);
+    expect(text.stdout).toContain('wall-clock-mismatch passed: capture 1 device 0: llama-bench pp2048 avg 907.530 ms is 1.0027x the capture\'s steady segment span 905.084 ms (agrees: within 0.8x..1.25x)');
+    const j = run(['check', sample, '--wall', 'captures/sample/llama-bench.csv', '--json']);
+    const { checks, findings } = JSON.parse(j.stdout) as { findings: { code: string }[]; checks: { code: string; findings: number; figures: Record<string, unknown>[] }[] };
+    expect(findings.map((f) => f.code)).not.toContain('wall-clock-mismatch');
+    expect(checks.length).toBeGreaterThanOrEqual(16);
+    expect(new Set(checks.map((c) => c.code)).size).toBe(checks.length);
+    const wall = checks.find((c) => c.code === 'wall-clock-mismatch')!;
+    expect(wall.findings).toBe(0);
+    expect(wall.figures).toEqual([{
+      capture_id: 1, device: 0, test: 'pp2048', wall_avg_ns: 907529924, span_ns: 905084043, wall_over_span_ratio: 1.0027, agrees: true,
+      range: '0.8x..1.25x', file: 'captures/sample/llama-bench.csv', line: 2,
+    }]);
+    expect(checks.find((c) => c.code === 'tick-frequency-mismatch')).toMatchObject({ findings: 1, worst: 'info' });
+  });
+});

@@ -11,18 +11,35 @@
  * ```
  */
 import type { Store } from '@tickwise/store';
-import { isTickwiseError } from '@tickwise/time';
+import { formatNs, isTickwiseError } from '@tickwise/time';
 import { resolveSegments } from '../segments';
 import { SEGMENT_STATS_SHAPE, TOP_GAPS_SHAPE, cutsFromGaps, segmentStatsSql, topGapsSql } from './segments-local';
 import { CHECK_RULES } from './registry';
 import {
-  DEFAULT_THRESHOLDS, type CheckCode, type CheckOptions, type CheckScope, type CheckSegment, type CheckThresholds, type Finding, type FindingSeverity, type RuleContext,
+  CheckCode, DEFAULT_THRESHOLDS, type CheckOptions, type FindingValue, type CheckScope, type CheckSegment, type CheckThresholds, type Finding, type FindingSeverity, type RuleContext,
 } from './types';
 
 const SEVERITY_ORDER: Record<FindingSeverity, number> = { error: 0, warning: 1, info: 2 };
 
+/** One check as it ran: how many findings, and what it measured (issue 18.9: `check --json` lists every check). */
+export interface CheckRun {
+  readonly code: CheckCode;
+  /** What the check looks for. */
+  readonly checks: string;
+  readonly findings: number;
+  /** The loudest finding, or null when it passed. */
+  readonly worst: FindingSeverity | null;
+  /** What it compared, finding or not (the wall-clock reference's ratio); empty when it measures nothing to quote. */
+  readonly figures: readonly Record<string, FindingValue>[];
+}
+
 /** Runs every rule (or `opts.codes`) and returns the findings, errors first. */
 export async function runChecks(store: Store, opts: CheckOptions = {}): Promise<Finding[]> {
+  return (await runCheckSuite(store, opts)).findings;
+}
+
+/** Runs every rule (or `opts.codes`): the findings, errors first, and one {@link CheckRun} per rule in rule order. */
+export async function runCheckSuite(store: Store, opts: CheckOptions = {}): Promise<{ findings: Finding[]; checks: CheckRun[] }> {
   const thresholds = { ...DEFAULT_THRESHOLDS, ...(opts.thresholds ?? {}) };
   const ids = opts.captureIds
     ? [...opts.captureIds]
@@ -37,16 +54,38 @@ export async function runChecks(store: Store, opts: CheckOptions = {}): Promise<
   };
   const codes = opts.codes ?? (Object.keys(CHECK_RULES) as CheckCode[]);
   const findings: Finding[] = [];
+  const checks: CheckRun[] = [];
   for (const code of codes) {
     const rule = CHECK_RULES[code];
     const rows = rule.sql ? await store.rows(rule.sql(scope)) : [];
-    findings.push(...rule.evaluate(rows, ctx));
+    const mine = rule.evaluate(rows, ctx);
+    findings.push(...mine);
+    const worst = mine.reduce<FindingSeverity | null>((w, f) => (w === null || SEVERITY_ORDER[f.severity] < SEVERITY_ORDER[w] ? f.severity : w), null);
+    checks.push({ code, checks: CheckCode[code], findings: mine.length, worst, figures: rule.figures ? rule.figures(rows, ctx) : [] });
   }
   // stable: rule order within a severity
-  return findings
+  const sorted = findings
     .map((f, i) => ({ f, i }))
     .sort((a, b) => SEVERITY_ORDER[a.f.severity] - SEVERITY_ORDER[b.f.severity] || a.i - b.i)
     .map(({ f }) => f);
+  return { findings: sorted, checks };
+}
+
+/**
+ * The figures of checks that passed, one line each, for the human output:
+ * `wall-clock-mismatch passed: capture 1 device 0: llama-bench pp512 avg ... is 1.0027x ... (agrees: 0.8x..1.25x)`.
+ */
+export function formatPassedFigures(checks: readonly CheckRun[]): string {
+  const lines: string[] = [];
+  for (const c of checks) {
+    for (const f of c.figures) {
+      if (c.code === 'wall-clock-mismatch' && f['agrees'] === true) {
+        const ratio = Number(f['wall_over_span_ratio']);
+        lines.push(`${c.code} passed: capture ${f['capture_id']} device ${f['device']}: llama-bench ${f['test']} avg ${formatNs(BigInt(f['wall_avg_ns'] as bigint))} is ${ratio.toFixed(4)}x the capture's steady segment span ${formatNs(BigInt(f['span_ns'] as bigint))} (agrees: within ${f['range']})`);
+      }
+    }
+  }
+  return lines.join('\n');
 }
 
 /**

@@ -214,6 +214,8 @@ export interface RuleSpec<S extends Shape> {
   /** The query whose rows the rule evaluates (pure: builds text, runs nothing); null: the rule needs only the context. */
   readonly sql: ((scope: CheckScope) => string) | null;
   readonly evaluate: (rows: RowOf<S>[], ctx: RuleContext) => Finding[];
+  /** What the rule measured, finding or not (one record per thing compared; unit-named keys). */
+  readonly figures?: (rows: RowOf<S>[], ctx: RuleContext) => Record<string, FindingValue>[];
 }
 
 /** A rule as the runner uses it (its row shape checked on the way in). */
@@ -221,6 +223,7 @@ export interface CheckRule {
   readonly code: CheckCode;
   readonly sql: ((scope: CheckScope) => string) | null;
   readonly evaluate: (rows: Row[], ctx: RuleContext) => Finding[];
+  readonly figures?: (rows: Row[], ctx: RuleContext) => Record<string, FindingValue>[];
 }
 
 /** Makes a {@link CheckRule} from a {@link RuleSpec}. */
@@ -229,5 +232,6 @@ export function defineRule<S extends Shape>(spec: RuleSpec<S>): CheckRule {
     code: spec.code,
     sql: spec.sql,
     evaluate: (rows, ctx) => spec.evaluate(checkRows(spec.shape, rows, `rows of check ${spec.code}`), ctx),
+    ...(spec.figures ? { figures: (rows: Row[], ctx: RuleContext) => spec.figures!(checkRows(spec.shape, rows, `rows of check ${spec.code}`), ctx) } : {}),
   };
 }

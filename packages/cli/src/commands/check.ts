@@ -1,6 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { readLlamaBench, readPin } from '@tickwise/capture';
-import { hasErrors, provenanceLines, runChecks, type Finding } from '@tickwise/analyzer';
+import { formatPassedFigures, hasErrors, provenanceLines, runCheckSuite, type Finding } from '@tickwise/analyzer';
 import type { Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import { withInputs, withJson, withStore, type InputArgs } from '../options';
@@ -99,8 +99,10 @@ export const checkCommand: CommandModule<object, Args> = {
         const target = await wallCapture(store, args['wall-capture'], only);
         for (const r of wallRefs) r.capture_id = target;
       }
-      const findings = await runChecks(store, { ...(only !== undefined ? { captureIds: [only] } : {}), ...(pin ? { pin } : {}), ...(wallRefs ? { wallRefs } : {}) });
-      out(args.json ? formatJson({ findings }) : await formatFindings(store, findings));
+      const { findings, checks } = await runCheckSuite(store, { ...(only !== undefined ? { captureIds: [only] } : {}), ...(pin ? { pin } : {}), ...(wallRefs ? { wallRefs } : {}) });
+      // --json: every check that ran with its figures; text: the figures of checks that passed (the wall ratio), issue 18.9
+      const passed = formatPassedFigures(checks);
+      out(args.json ? formatJson({ findings, checks }) : [await formatFindings(store, findings), ...(passed ? [passed] : [])].join('\n'));
       if (hasErrors(findings)) process.exitCode = 1;
     });
   },
