@@ -28,7 +28,18 @@ describe.skipIf(!HAVE_CMAKE)('tickwise capture (recorder under fake drivers)', (
     const db = join(dir, 'run.duckdb');
     const gpuSummary = join(dir, 'gpu.json');
     const npuSummary = join(dir, 'npu.json');
-    const script = `${BUILD}/bin/tw_app_launcher --threads 2 --launches 150 --out ${gpuSummary} & ${BUILD}/bin/tw_app_npu --cmds 40 --out ${npuSummary}; wait`;
+    // Both devices busy at once by construction, not by two programs' timing: the
+    // NPU program's first command creates npu-busy when submitted and is held until
+    // gpu-idle exists; the GPU program's kernels start only once npu-busy exists, and
+    // it writes gpu-idle at exit after its last kernel ended. So every kernel lies
+    // inside that NPU command's span (submission to the wait that saw it complete).
+    const busy = join(dir, 'npu-busy');
+    const idle = join(dir, 'gpu-idle');
+    const KERNEL_NS = 20000; // each fake kernel's duration (TICKWISE_FAKE_HIP_KERNEL_NS)
+    const gpuEnv = `TICKWISE_FAKE_HIP_KERNEL_NS=${KERNEL_NS} TICKWISE_FAKE_HIP_START_FILE=${busy} TICKWISE_FAKE_HIP_IDLE_FILE=${idle}`;
+    const npuEnv = `TICKWISE_FAKE_XDNA_STARTED_FILE=${busy} TICKWISE_FAKE_XDNA_HOLD_FILE=${idle}`;
+    // one launching thread, so one stream whose kernels run back to back, never two at once
+    const script = `${gpuEnv} ${BUILD}/bin/tw_app_launcher --threads 1 --launches 300 --out ${gpuSummary} & ${npuEnv} ${BUILD}/bin/tw_app_npu --cmds 40 --out ${npuSummary}; wait`;
     const r = tw(['capture', '--backend', 'hip,amdxdna', '--out', out, '--db', db, '--marker', 'amdxdna',
       '--preload-after', join(BUILD, 'fakes/libtickwise_fake_amdxdna.so'), '--', 'sh', '-c', script]);
     expect(r.status, r.stderr).toBe(0);
@@ -39,9 +50,21 @@ describe.skipIf(!HAVE_CMAKE)('tickwise capture (recorder under fake drivers)', (
     const rows = JSON.parse(q.stdout) as { device: number; n: number }[];
     // every kernel of the HIP program and every NPU command became a dispatch
     expect(rows).toEqual([{ device: 0, n: gpu.kernels }, { device: 100, n: npu.exec }]);
-    const ov = JSON.parse(tw(['overlap', db, '--json']).stdout) as { device_pairs: { overlap_ns: number }[] };
+    const ov = JSON.parse(tw(['overlap', db, '--json']).stdout) as {
+      devices: { device: number; busy_ns: number }[]; device_pairs: { overlap_ns: number }[];
+    };
+    // The GPU was busy exactly kernels x 20 us (one stream: its kernels never overlap each
+    // other), all of it inside the held NPU command: the overlap is the GPU's whole busy time.
+    const gpuBusy_ns = gpu.kernels * KERNEL_NS;
+    // the construction held: one NPU command was in flight from before the first kernel to after the last
+    const held = tw(['sql', db, 'select count(*) as n from dispatches n where n.device = 100 and n.valid and ' +
+      'n.start_ns <= (select min(start_ns) from dispatches where device = 0) and ' +
+      'n.end_ns >= (select max(end_ns) from dispatches where device = 0)', '--format', 'json']);
+    expect(held.status, held.stderr).toBe(0);
+    expect(JSON.parse(held.stdout)).toEqual([{ n: 1 }]);
+    expect(ov.devices.find((d) => d.device === 0)?.busy_ns).toBe(gpuBusy_ns);
     expect(ov.device_pairs.length).toBe(1);
-    expect(ov.device_pairs[0]!.overlap_ns).toBeGreaterThan(0); // they ran at the same time, on one timeline
+    expect(ov.device_pairs[0]!.overlap_ns).toBe(gpuBusy_ns);
     const g = tw(['gaps', db, '--min-gap', '100us', '--json']);
     expect(g.status, g.stderr).toBe(0);
     const cond = JSON.parse(tw(['sql', db, "select count(*) as n from conditions where key like 'load%'", '--format', 'json']).stdout) as { n: number }[];
