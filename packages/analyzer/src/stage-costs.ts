@@ -118,8 +118,8 @@ export interface SegmentWindow {
   readonly end_ns: bigint;
 }
 
-/** Result of {@link stageSamples}. */
-export interface StageSamplesResult {
+/** The one device a sample was read from, and its segments. */
+export interface SampledDevice {
   readonly capture_id: number;
   readonly device: number;
   readonly label: string;
@@ -128,6 +128,11 @@ export interface StageSamplesResult {
   readonly segments: readonly StageSegment[];
   /** Every segment of the device, selected or not (first start to last end). */
   readonly all_segments: readonly SegmentWindow[];
+  readonly notes: readonly string[];
+}
+
+/** Result of {@link stageSamples}. */
+export interface StageSamplesResult extends SampledDevice {
   readonly rows_per_dispatch: number;
   readonly rows_per_dispatch_from: string;
   readonly layers: number;
@@ -137,7 +142,6 @@ export interface StageSamplesResult {
   readonly stages: readonly StageFound[];
   /** Kernels no rule took: per prefill time (mean over the selected segments). */
   readonly unmatched: readonly { readonly kernel: string; readonly dispatches: number; readonly ns_per_prefill: number }[];
-  readonly notes: readonly string[];
 }
 
 const DISPATCH_SHAPE = { kernel: 'string?', segment: 'number', start_ns: 'bigint', end_ns: 'bigint', dur_ns: 'number' } as const;
@@ -484,14 +488,7 @@ export interface KernelSampleOptions extends SelectionOptions {
 }
 
 /** Per-dispatch durations of the kernels a glob matches on one device (e.g. an NPU's GEMM tiles). */
-export interface KernelSamplesResult {
-  readonly capture_id: number;
-  readonly device: number;
-  readonly label: string;
-  readonly segment: string;
-  readonly segments: readonly StageSegment[];
-  /** Every segment of the device, selected or not. */
-  readonly all_segments: readonly SegmentWindow[];
+export interface KernelSamplesResult extends SampledDevice {
   readonly kernels: readonly {
     readonly kernel: string;
     readonly shape: { readonly m: number; readonly n: number; readonly k: number } | null;
@@ -506,7 +503,6 @@ export interface KernelSamplesResult {
    */
   readonly median_gap_ns: number | null;
   readonly gaps: number;
-  readonly notes: readonly string[];
 }
 
 /** Durations of the dispatches matching `kernel` on one device, per kernel, and the median gap between dispatches. */

@@ -1,18 +1,11 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ROOT, tickwise } from './run-cli';
 
-const ROOT = resolve(import.meta.dirname, '../../..');
-const TICKWISE = join(ROOT, 'scripts/tickwise');
 const tmp = mkdtempSync(join(tmpdir(), 'tickwise-ceiling-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
-
-function tickwise(...args: string[]) {
-  const r = spawnSync(TICKWISE, args, { encoding: 'utf8', cwd: ROOT, env: { ...process.env, TZ: 'America/Los_Angeles' } });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
 
 const EXAMPLE = ['ceiling', '--gpu-group-ms', '0.40', '--npu-tile-ms', '6.0', '--rows', '8192', '--splittable-fraction', '0.6', '--target-speedup', '1.15'];
 

@@ -1,8 +1,8 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ROOT, json, tickwise } from './run-cli';
 
 /**
  * Issue 18.8: defaults and spellings agree. `cost` defaults to steady where
@@ -10,23 +10,11 @@ import { afterAll, describe, expect, it } from 'vitest';
  * applies steady where it can, `check --capture`, and one `--sync-overhead
  * <duration>` for ceiling and report.
  */
-const ROOT = resolve(import.meta.dirname, '../../..');
 const GPU = 'captures/sample/igpu-prefill.ireeperf.jsonl';
 const NPU = 'captures/sample/npu-tiles.ireeperf.jsonl';
 const TRUTH = JSON.parse(readFileSync(join(ROOT, 'captures/sample/igpu-prefill.truth.json'), 'utf8'));
 const tmp = mkdtempSync(join(tmpdir(), 'tickwise-defaults-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
-
-function tickwise(...args: string[]) {
-  const r = spawnSync(join(ROOT, 'scripts/tickwise'), args, { encoding: 'utf8', cwd: ROOT, env: { ...process.env, TZ: 'America/Los_Angeles' }, maxBuffer: 64 * 1024 * 1024 });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
-function json(...args: string[]) {
-  const r = tickwise(...args, '--json');
-  expect(r.stderr).toBe('');
-  expect(r.code).toBe(0);
-  return JSON.parse(r.stdout);
-}
 
 // the iGPU sample repeats (2 prefills), the NPU sample does not (one pass)
 const DB = join(tmp, 'both.duckdb');

@@ -1,6 +1,5 @@
-import { spawnSync } from 'node:child_process';
-import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { tickwise } from './run-cli';
 
 /**
  * `tickwise report IGPU NPU --schedule` (issue 14.1): the schedule section is
@@ -8,15 +7,13 @@ import { describe, expect, it } from 'vitest';
  * the iGPU and the NPU chosen by kind or, when both captures import as gpu
  * (IREE files do not say), by their kernels: never by the order of the inputs.
  */
-const ROOT = resolve(import.meta.dirname, '../../..');
 const GPU = 'captures/sample/igpu-prefill.ireeperf.jsonl';
 const NPU = 'captures/sample/npu-tiles.ireeperf.jsonl';
 
 function report(...inputs: string[]) {
-  const r = spawnSync(join(ROOT, 'scripts/tickwise'), ['report', ...inputs, '--schedule', '--schedule-microbatch', '512', '--rows', '8192', '--format', 'md'],
-    { encoding: 'utf8', cwd: ROOT, env: { ...process.env, TZ: 'America/Los_Angeles' }, maxBuffer: 64 * 1024 * 1024 });
+  const r = tickwise('report', ...inputs, '--schedule', '--schedule-microbatch', '512', '--rows', '8192', '--format', 'md');
   expect(r.stderr).not.toMatch(/no NPU device/);
-  expect(r.status).toBe(0);
+  expect(r.code).toBe(0);
   const section = r.stdout.slice(r.stdout.indexOf('### Schedule model'));
   return { section, best: /best: (.*)/.exec(section)?.[1] };
 }

@@ -1,12 +1,10 @@
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ROOT, json, tickwise } from './run-cli';
 
-const ROOT = resolve(import.meta.dirname, '../../..');
-const TICKWISE = join(ROOT, 'scripts/tickwise');
 const GPU = 'captures/sample/igpu-prefill.ireeperf.jsonl';
 const NPU = 'captures/sample/npu-tiles.ireeperf.jsonl';
 const TRUTH = JSON.parse(readFileSync(join(ROOT, 'captures/sample/igpu-prefill.truth.json'), 'utf8'));
@@ -16,17 +14,6 @@ const HAVE_FIXTURES = existsSync(join(FIXTURES, 'local_task_matmul.ireeperf.json
 if (!HAVE_FIXTURES) console.warn(`skipping the IREE fixture case: ${FIXTURES} is absent`);
 const tmp = mkdtempSync(join(tmpdir(), 'tickwise-schedule-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
-
-function tickwise(...args: string[]) {
-  const r = spawnSync(TICKWISE, args, { encoding: 'utf8', cwd: ROOT, env: { ...process.env, TZ: 'America/Los_Angeles' }, maxBuffer: 64 * 1024 * 1024 });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
-function json(...args: string[]) {
-  const r = tickwise(...args, '--json');
-  expect(r.stderr).toBe('');
-  expect(r.code).toBe(0);
-  return JSON.parse(r.stdout);
-}
 
 // one run of the sample, shared by the tests that only read it
 const SAMPLE = json('schedule', GPU, '--npu', NPU, '--microbatch', '512', '--bootstrap', '40');

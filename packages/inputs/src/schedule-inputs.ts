@@ -22,6 +22,7 @@ import {
 import { DEFAULT_GROUP_ROWS, type CaptureReference, type EnginePower, type MeasuredEnergy, type MeasuredPrefill, type StageKind } from '@tickwise/ceiling';
 import type { Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
+import type { CaptureSelection } from './ceiling-inputs';
 import { scheduleDevices } from './schedule-devices';
 import { enginePowers, measuredEnergy, pickEnergy, type PowerOptions } from './schedule-power';
 import { measuredStages, type NpuTileNumber } from './schedule-stages';
@@ -31,14 +32,9 @@ const ENGINES = [{ id: 'gpu', name: 'iGPU' }, { id: 'npu', name: 'NPU' }] as con
 /** Options of {@link scheduleInputs}: which captures and devices, and the typed numbers (each with its source line). */
 export interface ScheduleInputOptions {
   /** The iGPU capture in `store`. Without captureId/device: the store's GPU device. */
-  readonly gpu?: {
+  readonly gpu?: CaptureSelection & {
     /** How the capture is named in source lines (default: the capture's label). */
     readonly input?: string | undefined;
-    readonly captureId?: number | undefined;
-    readonly device?: number | undefined;
-    /** Default: steady when it repeats, else all. */
-    readonly segment?: string | undefined;
-    readonly reps?: number | undefined;
     readonly rowsPerDispatch?: number | undefined;
     readonly layers?: number | undefined;
     readonly tokens?: number | undefined;
@@ -50,13 +46,9 @@ export interface ScheduleInputOptions {
    * `store` without captureId/device, the NPU device is found by kind (or,
    * when no device says npu, by its kernels). Omitted: no NPU capture.
    */
-  readonly npu?: {
+  readonly npu?: CaptureSelection & {
     readonly store?: Store | undefined;
     readonly input?: string | undefined;
-    readonly captureId?: number | undefined;
-    readonly device?: number | undefined;
-    readonly segment?: string | undefined;
-    readonly reps?: number | undefined;
     /** Glob of the tile kernels (default `*`). */
     readonly kernel?: string | undefined;
     readonly rowsPerDispatch?: number | undefined;
