@@ -23,6 +23,7 @@ export const traceMessages = {
 
   // units and values
   nonPositiveDuration: (what: string, n: number) => `${n} ${what} have a zero or negative duration (end <= start): kept with valid = false`,
+  negativeDuration: (what: string, n: number) => `${n} ${what} end before they start: kept with valid = false`,
   badTimestamp: (what: string, n: number, field: string) => `${n} ${what} have no usable ${field}: kept with valid = false and NULL times`,
   outOfRange: (what: string, n: number) => `${n} ${what} have times beyond the int64 nanosecond range: kept with valid = false`,
   unmatchedBeginEnd: (n: number, kind: 'B' | 'E') =>

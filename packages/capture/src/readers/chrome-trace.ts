@@ -258,14 +258,15 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
           s_ns IS NOT NULL AND e_ns IS NOT NULL AND e_ns > s_ns, ${grid(0)}, ${grid(1)}, ${grid(2)}, NULL, line
         FROM tw_ct_k WHERE class = 'kernel' ORDER BY line`);
       // copies/memsets and sync markers keep their device and stream; a sync marker's stream is the one it is on,
-      // else the one it waits on (Event Sync, Context Sync: stream -1); a zero-length sync marker is valid
+      // else the one it waits on (Event Sync, Context Sync: stream -1). A zero-length host span is valid (a call or
+      // wait shorter than the trace's resolution: Kineto writes whole microseconds); only a negative one is not
       const stream = (k: string) => `CASE WHEN TRY_CAST(args->>'${k}' AS BIGINT) >= 0 THEN TRY_CAST(args->>'${k}' AS INTEGER) END`;
       await store.run(`INSERT INTO host_events
         SELECT ${captureId}, CASE WHEN class IN ('copy', 'sync') THEN device END,
           CASE WHEN class = 'copy' THEN queue WHEN class = 'sync' THEN coalesce(${stream('stream')}, ${stream('wait_on_stream')}) END,
           CASE WHEN class IN ('copy', 'sync') THEN lcat ELSE 'slice' END, cat, name,
           TRY_CAST(args->>'correlation' AS UBIGINT), NULL, NULL, NULL, TRY_CAST(tid AS BIGINT),
-          s_ns, e_ns, e_ns - s_ns, '${timeSource}', s_ns IS NOT NULL AND e_ns IS NOT NULL AND (e_ns > s_ns OR (class = 'sync' AND e_ns = s_ns)),
+          s_ns, e_ns, e_ns - s_ns, '${timeSource}', s_ns IS NOT NULL AND e_ns IS NOT NULL AND e_ns >= s_ns,
           json_object('pid', pid, 'tid', tid, 'args', args), line
         FROM tw_ct_k WHERE class <> 'kernel' ORDER BY line`);
       await store.run(`INSERT INTO host_events
@@ -353,8 +354,7 @@ async function eventDiagnostics(store: Store, diags: Diagnostic[]): Promise<void
        (SELECT min(_line) FROM tw_ct WHERE ph IN ('X', 'B', 'E', 'i', 'I', 'C') AND TRY_CAST(_ts AS HUGEINT) IS NULL) AS no_ts_line,
        count(*) FILTER (WHERE no_dur AND NOT no_ts)::INTEGER AS no_dur, min(line) FILTER (WHERE no_dur AND NOT no_ts) AS no_dur_line,
        count(*) FILTER (WHERE class = 'kernel' AND te <= ts)::INTEGER AS k_nonpos, min(line) FILTER (WHERE class = 'kernel' AND te <= ts) AS k_nonpos_line,
-       count(*) FILTER (WHERE class <> 'kernel' AND (te < ts OR (te = ts AND class <> 'sync')))::INTEGER AS h_nonpos,
-       min(line) FILTER (WHERE class <> 'kernel' AND (te < ts OR (te = ts AND class <> 'sync'))) AS h_nonpos_line,
+       count(*) FILTER (WHERE class <> 'kernel' AND te < ts)::INTEGER AS h_nonpos, min(line) FILTER (WHERE class <> 'kernel' AND te < ts) AS h_nonpos_line,
        count(*) FILTER (WHERE ts IS NOT NULL AND te IS NOT NULL AND (s_ns IS NULL OR e_ns IS NULL))::INTEGER AS range,
        min(line) FILTER (WHERE ts IS NOT NULL AND te IS NOT NULL AND (s_ns IS NULL OR e_ns IS NULL)) AS range_line,
        count(*) FILTER (WHERE unmatched)::INTEGER AS unmatched_b, min(line) FILTER (WHERE unmatched) AS unmatched_b_line,
@@ -367,7 +367,7 @@ async function eventDiagnostics(store: Store, diags: Diagnostic[]): Promise<void
   if (r.no_ts > 0) diags.push({ severity: 'warning', code: 'missing-timestamp', message: traceMessages.badTimestamp('event(s)', r.no_ts, '"ts" (a number of microseconds)'), line: at(r.no_ts_line) });
   if (r.no_dur > 0) diags.push({ severity: 'warning', code: 'missing-field', message: `${traceMessages.missingField('dur', `${r.no_dur} complete ("X") event(s)`)}: kept with valid = false`, line: at(r.no_dur_line) });
   if (r.k_nonpos > 0) diags.push({ severity: 'warning', code: 'non-positive-duration', message: traceMessages.nonPositiveDuration('dispatch(es)', r.k_nonpos), line: at(r.k_nonpos_line) });
-  if (r.h_nonpos > 0) diags.push({ severity: 'warning', code: 'non-positive-duration', message: traceMessages.nonPositiveDuration('host event(s)', r.h_nonpos), line: at(r.h_nonpos_line) });
+  if (r.h_nonpos > 0) diags.push({ severity: 'warning', code: 'non-positive-duration', message: traceMessages.negativeDuration('host event(s)', r.h_nonpos), line: at(r.h_nonpos_line) });
   if (r.range > 0) diags.push({ severity: 'warning', code: 'time-out-of-range', message: traceMessages.outOfRange('event(s)', r.range), line: at(r.range_line) });
   if (r.unmatched_b > 0) diags.push({ severity: 'warning', code: 'unmatched-begin', message: traceMessages.unmatchedBeginEnd(r.unmatched_b, 'B'), line: at(r.unmatched_b_line) });
   if (r.unmatched_e > 0) diags.push({ severity: 'warning', code: 'unmatched-end', message: traceMessages.unmatchedBeginEnd(r.unmatched_e, 'E'), line: at(r.unmatched_e_line) });
