@@ -247,11 +247,18 @@ describe('the schedule summary as tables (issue 18.3)', () => {
       'pipelined *     80.12 ms   1.080x',
       '',
       'best: pipelined, 80.12 ms',
+      'stage   first',
+      '------  -----',
+      'qkv     1.16',
+      '  attention: fitted over 4 micro-batch positions',
+      '  sources:',
     ];
     expect(textBlocks(lines)).toEqual([
       { kind: 'text', lines: ['schedule model: 4 layers x 16 micro-batches'] },
       { kind: 'table', columns: ['strategy', 'makespan', 'speedup'], numeric: [false, true, true], rows: [['all-iGPU', '86.49 ms', '1.000x'], ['pipelined *', '80.12 ms', '1.080x']] },
       { kind: 'text', lines: ['best: pipelined, 80.12 ms'] },
+      { kind: 'table', columns: ['stage', 'first'], numeric: [false, true], rows: [['qkv', '1.16']] },
+      { kind: 'text', lines: ['  attention: fitted over 4 micro-batch positions', '  sources:'] },
     ]);
   });
 });

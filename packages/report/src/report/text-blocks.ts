@@ -7,8 +7,10 @@
  * -----------  ---------  -------      <- one run of '-' per column, two spaces apart
  * all-iGPU     86.49 ms   1.000x       <- rows: cells padded to the column's width
  * ```
- * Columns are cut at the dash runs' positions (a cell never holds two
- * spaces beside a column edge); every other line is a text line.
+ * Columns are cut at the dash runs' positions; the table ends at a blank
+ * line or at the first line with text where the rule has a gap (cells are
+ * padded to their column, so a row never does); every other line is a
+ * text line.
  */
 
 /** A piece of the text. */
@@ -34,9 +36,11 @@ export function textBlocks(lines: readonly string[]): TextBlock[] {
       const cols: [number, number][] = [];
       for (const m of next.trimEnd().matchAll(/-+/g)) cols.push([m.index, m.index + m[0].length]);
       const cut = (l: string) => cols.map(([a, b], j) => (j === cols.length - 1 ? l.slice(a) : l.slice(a, b)).trim());
+      // a row has spaces where the rule has its gaps (cells are padded to their column); the first line without ends the table
+      const isRow = (l: string) => l.trim() !== '' && cols.every(([, b], j) => j === cols.length - 1 || l.slice(b, cols[j + 1]![0]).trim() === '');
       const rows: string[][] = [];
       let j = i + 2;
-      for (; j < lines.length && lines[j]!.trim() !== ''; j++) rows.push(cut(lines[j]!));
+      for (; j < lines.length && isRow(lines[j]!); j++) rows.push(cut(lines[j]!));
       const columns = cut(line);
       const numeric = columns.map((_c, k) => rows.length > 0 && rows.every((r) => r[k] === '' || /^[-+]?[0-9.,]+(?:e[-+]?\d+)?\s*(?:ms|us|ns|s|x|%)?(?:\s|$)/.test(r[k]!)));
       out.push({ kind: 'table', columns, numeric, rows });
