@@ -5,7 +5,11 @@
 // their initialize (where contexts and buffers may be created), delivers
 // batches of records to buffer callbacks from its own thread when a
 // watermark is reached or on rocprofiler_flush_buffer, and calls finalize at
-// exit. Timestamps are CLOCK_BOOTTIME ns, as the real SDK's.
+// exit. Timestamps are CLOCK_BOOTTIME ns, as the real SDK's. A lossless
+// buffer that is full is delivered right away on the thread that enqueued the
+// kernel (inside its launch call); TICKWISE_FAKE_SDK_WATERMARK_DELIVERY=0 stops
+// the delivery thread's watermark deliveries, so that every batch is
+// delivered that way (tests of a tool called back inside a launch).
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sys/syscall.h>
@@ -72,6 +76,7 @@ struct Sdk {
   std::mutex wake_mu;
   std::condition_variable wake;
   bool stop = false;
+  bool watermark_delivery = true;
   std::thread delivery;
 };
 
@@ -123,7 +128,7 @@ void delivery_main() {
     g_sdk->wake.wait_for(l, std::chrono::milliseconds(100));
     l.unlock();
     std::vector<Buffer*> ready;
-    {
+    if (g_sdk->watermark_delivery) {
       std::lock_guard<std::mutex> s(g_sdk->mu);
       for (auto& b : g_sdk->buffers) {
         std::lock_guard<std::mutex> bl(b->mu);
@@ -255,6 +260,7 @@ void atfork_child() {
 SDK_EXPORT int rocprofiler_set_api_table(const char* name, uint64_t, uint64_t, void** tables, uint64_t num_tables) {
   if (!name || strcmp(name, "hip") != 0 || num_tables < 1 || g_sdk) return -1;
   g_sdk = new Sdk();
+  if (const char* w = getenv("TICKWISE_FAKE_SDK_WATERMARK_DELIVERY")) g_sdk->watermark_delivery = strcmp(w, "0") != 0;
   auto* table = static_cast<FakeHipProfilerTable*>(tables[0]);
   std::vector<rocprofiler_configure_func_t> seen;
   add_tool(reinterpret_cast<rocprofiler_configure_func_t>(dlsym(RTLD_DEFAULT, "rocprofiler_configure")), seen);

@@ -37,6 +37,7 @@ using Rec = fmt::Record;
 namespace {
 
 std::vector<std::string> g_extra_env;  // added to every run (variants of a test)
+std::string g_variant;                 // the variant's name (its capture directory)
 
 struct Failure : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -195,7 +196,7 @@ std::map<uint32_t, fmt::ThreadStats> thread_totals(const reader::Capture& c) {
 // ---- tests ---------------------------------------------------------------------
 
 void test_launch_counts() {
-  const std::string dir = fresh_dir(g_extra_env.empty() ? "launch_counts" : "launch_counts_gettime"), summary = dir + ".summary.json";
+  const std::string dir = fresh_dir(g_variant.empty() ? "launch_counts" : g_variant), summary = dir + ".summary.json";
   Run r;
   r.args = {"--threads", "8", "--launches", "3000", "--graph-every", "50", "--out", summary};
   r.capture_dir = dir;
@@ -769,6 +770,15 @@ int main(int argc, char** argv) {
       {"launch_counts", test_launch_counts},
       {"launch_counts_gettime", [] {
          g_extra_env = {"TICKWISE_HOST_CLOCK=clock_gettime"};
+         g_variant = "launch_counts_gettime";
+         test_launch_counts();
+       }},
+      // Every batch of dispatch records is delivered inside a launch call, on the
+      // launching thread, while its launch record is being built (the SDK's lossless
+      // buffer is full): no record may be lost or overwritten.
+      {"launch_counts_sync_delivery", [] {
+         g_extra_env = {"TICKWISE_FAKE_SDK_WATERMARK_DELIVERY=0"};
+         g_variant = "launch_counts_sync_delivery";
          test_launch_counts();
        }},
       {"npu_counts", test_npu_counts},

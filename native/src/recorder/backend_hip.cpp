@@ -73,6 +73,19 @@ void* sdk_handle() {
   return RTLD_DEFAULT;
 }
 
+// A lossless SDK buffer that is full may be delivered on the thread that
+// enqueues the kernel, inside its launch call, while that thread's launch
+// record sits reserved (not yet committed) in its ring: pushing the dispatch
+// records into the ring then would write into the reserved slot. Such records
+// wait here until the launch record is committed (LaunchScope::done).
+thread_local bool t_launch_slot_reserved = false;
+thread_local std::vector<fmt::Record> t_deferred;
+
+void emit_dispatch(const fmt::Record& rec) {
+  if (t_launch_slot_reserved) t_deferred.push_back(rec);
+  else emit_patient(rec);
+}
+
 void on_rocprof_buffer(rocprofiler_context_id_t, rocprofiler_buffer_id_t, rocprofiler_record_header_t** headers,
                        size_t num_headers, void*, uint64_t drop_count) {
   if (drop_count) rocp().sdk_dropped.fetch_add(drop_count, std::memory_order_relaxed);
@@ -98,7 +111,7 @@ void on_rocprof_buffer(rocprofiler_context_id_t, rocprofiler_buffer_id_t, rocpro
     d.queue_handle = k->dispatch_info.queue_id.handle;
     d.kernel_id = k->dispatch_info.kernel_id;
     rocp().dispatches.fetch_add(1, std::memory_order_relaxed);
-    emit_patient(rec);
+    emit_dispatch(rec);
   }
 }
 
@@ -175,6 +188,7 @@ class LaunchScope {
       request_clock_sample();  // the device domains' start samples
     const uint64_t id = next_launch_id(t_);
     slot_ = t_->ring->reserve();
+    t_launch_slot_reserved = slot_ != nullptr;
     if (slot_) {
       auto& l = slot_->hip_launch;
       l.kind = uint16_t(fmt::Kind::kHipLaunch);
@@ -202,12 +216,17 @@ class LaunchScope {
       slot_->hip_launch.host_exit_ns = host_stamp();
       slot_->hip_launch.result = rc;
       t_->ring->commit();
+      t_launch_slot_reserved = false;
     }
     if (correlated_) {
       rocprofiler_user_data_t u;
       rocp().pop(rocp().ctx, t_->tid, &u);
     }
     t_->busy = false;
+    if (__builtin_expect(!t_deferred.empty(), 0)) {  // delivered during this launch: now after it
+      for (const fmt::Record& r : t_deferred) emit_patient(r);
+      t_deferred.clear();
+    }
     return rc;
   }
 
