@@ -103,3 +103,18 @@ describe('closed-form split model', () => {
     expect(() => ceiling({ rows: 1e300, gpu: constantCost(0.4), npu: constantCost(6) })).toThrow(/beyond the model's range/);
   });
 });
+
+describe('schedule graph bound', () => {
+  it('refuses a graph beyond MAX_GRAPH_STAGES before building it, naming layers and micro-batches', async () => {
+    const { MAX_GRAPH_STAGES, prefillGraph } = await import('../src/index');
+    const spec = {
+      layers: 28, prompt_rows: 2048, microbatch_rows: 1, group_rows: 256,
+      engines: [{ id: 'gpu', name: 'iGPU' }], reference_engine: 'gpu',
+      stages: [{ kind: 'attention' as const, cost: { gpu: { model: 'fixed' as const, ms: 1 } } }],
+      handoff: { default_ms: 0 },
+    };
+    // 28 layers x 2048 micro-batches of one stage each
+    expect(() => prefillGraph(spec as never)).toThrow(`the stage graph would have 57344 stages (28 layers x 2048 micro-batches); at most ${MAX_GRAPH_STAGES}`);
+    expect(prefillGraph({ ...spec, microbatch_rows: 512 } as never).tasks.length).toBe(28 * 4);
+  });
+});

@@ -8,6 +8,8 @@ export const scheduleMessages = {
     `task ${name}: predecessor ${String(pred)} must be an earlier task (list tasks in a topological order)`,
   taskNowhere: (name: string) => `task ${name} has no engine it can run on`,
   notWhole: (what: string, v: unknown) => `${what} must be a whole number (1 or more), got ${String(v)}`,
+  graphTooLarge: (stages: number, layers: number, chunks: number, max: number) =>
+    `the stage graph would have ${stages} stages (${layers} layers x ${chunks} micro-batches); at most ${max}: check --layers and --tokens, or give a larger --microbatch`,
   duplicateStage: (kind: string) => `stage ${kind} is given twice`,
   noLayerStages: () => 'the stage graph needs at least one per-layer stage (qkv, attention, ffn_down, ...)',
   scaledLoop: (kind: string, engine: string) => `stage ${kind} on ${engine}: a scaled cost must refer to another engine's cost, not form a loop`,

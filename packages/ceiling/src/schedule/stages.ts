@@ -134,6 +134,9 @@ export function chunksOf(prompt_rows: number, microbatch_rows: number): { start:
   return out;
 }
 
+/** The most stages a prefill graph may have: 80 layers x 16 micro-batches is about 12,800; 28 x 128 (36,000) already takes a minute. */
+export const MAX_GRAPH_STAGES = 50_000;
+
 function wholeRows(what: string, v: number): number {
   if (!(Number.isSafeInteger(v) && v >= 1)) throw new TickwiseError('invalid-input', msg.notWhole(what, v));
   return v;
@@ -186,6 +189,10 @@ export function prefillGraph(spec: PrefillSpec): StageGraph {
   // what attention reads of earlier micro-batches: the K/V producer (rope, else qkv, else attention's own inputs)
   const kvKinds: StageKind[] = present('attention') ? depsIn.get('attention')! : [];
 
+  // bound the graph before building it: a typo in --layers/--tokens/--microbatch must not run for minutes
+  const chunkCount = Math.ceil(prompt / mb);
+  const stageCount = chunkCount * (layers * layerKinds.length + (present('embed') ? 1 : 0)) + (present('head') ? 1 : 0);
+  if (stageCount > MAX_GRAPH_STAGES) throw new TickwiseError('invalid-input', msg.graphTooLarge(stageCount, layers, chunkCount, MAX_GRAPH_STAGES));
   const engineIds = spec.engines.map((e) => e.id);
   const reference = spec.reference_engine;
   const tasks: Task[] = [];
