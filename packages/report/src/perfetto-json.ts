@@ -159,13 +159,15 @@ export function eventsSql(source: (typeof SOURCES)[number]): string {
 }
 
 /**
- * DuckDB writes the event lines straight to a file: CSV of one column whose
- * delimiter and quote are control characters that JSON text never holds
- * raw (to_json escapes them), so each value is written as it is, one per line.
+ * DuckDB writes the event lines straight to a file: CSV of one column with
+ * no quote character (so nothing is ever quoted: with one, '#' alone made
+ * DuckDB quote a value) and a delimiter JSON text never holds raw, so each
+ * value is written as it is, one per line (JSON text has no raw line break:
+ * to_json escapes them, and the `json` fields have theirs made spaces).
  */
 async function copyTo(store: Store, sql: string, file: string): Promise<void> {
   try {
-    await store.run(`COPY (${sql}) TO ${sqlString(file)} (FORMAT csv, HEADER false, DELIMITER '\u0001', QUOTE '\u0002', ESCAPE '\u0002')`);
+    await store.run(`COPY (${sql}) TO ${sqlString(file)} (FORMAT csv, HEADER false, DELIMITER '\u0001', QUOTE '', ESCAPE '')`);
   } catch (e) {
     if (!(e instanceof QueryError)) throw e;
     throw new TickwiseError('cannot-write', reportMessages.cannotWrite(file, e.message.replace(/^query failed: /, '')), { cause: e });
