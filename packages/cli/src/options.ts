@@ -69,7 +69,7 @@ export const TEXT_OR_JSON = ['text', 'json'] as const;
 export function withJson<T>(y: Argv<T>): Argv<T & { json?: boolean }> {
   return y
     .option('json', { type: 'boolean', default: false, describe: 'machine-readable JSON (field names carry units); same as --format json' })
-    .option('format', { type: 'string', choices: [...TEXT_OR_JSON], requiresArg: true, describe: 'output format: text (default) or json; the input format is --input-format' })
+    .option('format', { type: 'string', choices: [...TEXT_OR_JSON], requiresArg: true, describe: 'output format: text (default) or json (same as --json)' })
     .middleware((argv: Record<string, unknown>) => {
       if (argv['format'] === 'json') argv['json'] = true;
       delete argv['format'];

@@ -222,6 +222,47 @@ describe.skipIf(skip)('report layout in headless Chromium', () => {
   });
 });
 
+describe.skipIf(skip)('a Kineto trace with 451-character kernel names (the H200 sample)', () => {
+  afterAll(async () => closeBrowser());
+
+  it('launch-bound verdict from launch correlation; names clipped in the middle, whole on hover; nothing overflows', async () => {
+    const dir = tmp('tickwise-layout-h200-');
+    const db = join(dir, 'h200.duckdb');
+    tickwise(['import', 'captures/h200/prefill-bf16-l4-d1024-s512.torch-profiler.pt.trace.json.gz', '--db', db, '--label', 'h200-prefill']);
+    const s = await Store.open(db, { readOnly: true });
+    let data: ReportData;
+    try {
+      data = await collectReport(s, { ceiling: null });
+    } finally {
+      await s.close();
+    }
+    expect(data.verdict[0]).toMatch(/^GPU idle \d+ % \(steady segment 1 of 2\), \d+ % of it host wait \(launched late\): launch-bound; see launches/);
+    const file = join(dir, 'h200.html');
+    writeFileSync(file, reportHtml(data));
+    let layout: Layout | null = null;
+    let kernelsBox = { wrapRight: 0, page: 0, overflowX: '', scrolls: false };
+    const v = await visit(file, 'layout-h200', {
+      interact: async (page) => {
+        await page.locator('#kernels > details > summary').click();
+        layout = await measure(page);
+        kernelsBox = await page.evaluate(() => {
+          const wrap = document.querySelector<HTMLElement>('#kernels .table-wrap')!;
+          return { wrapRight: wrap.getBoundingClientRect().right, page: document.documentElement.clientWidth, overflowX: getComputedStyle(wrap).overflowX, scrolls: wrap.scrollWidth > wrap.clientWidth };
+        });
+        await firstScreen(page, 'layout-h200');
+        await page.locator('#kernels').screenshot({ path: join(SCREENSHOT_DIR, 'layout-h200-kernels-section.png') });
+      },
+    });
+    expect(v.errors).toEqual([]);
+    expect(v.chartErrors).toEqual([]);
+    expectGoodLayout(layout!, ['timeline', 'gaps', 'kernels']);
+    expect(layout!.hoverTitles).toBeGreaterThan(0);
+    // a table wider than the page scrolls inside its box; the box stays on the page
+    expect(kernelsBox.wrapRight).toBeLessThanOrEqual(kernelsBox.page);
+    expect(kernelsBox.overflowX).toBe('auto');
+  });
+});
+
 describe('long names (issue 18.3)', () => {
   it('a table cell clips a long kernel name in the middle, the whole name on hover; the chart axis likewise', () => {
     const name = 'void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul>)';

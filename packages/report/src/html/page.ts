@@ -51,7 +51,8 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-sp
 .table-wrap > table { margin: 0; }
 td { overflow-wrap: break-word; }
 .covers { color: var(--muted); font-size: 12px; margin: 4px 0 2px; }
-span.name { cursor: help; border-bottom: 1px dotted var(--line); }
+span.name { cursor: help; border-bottom: 1px dotted var(--line); white-space: nowrap; }
+.table-wrap td:first-child { min-width: 13em; }
 .verdict { background: var(--band); border-left: 4px solid var(--accent); padding: 8px 12px; margin: 10px 0 14px; font-size: 15px; font-weight: 600; overflow-wrap: break-word; }
 .verdict-line + .verdict-line { margin-top: 4px; }
 .text-block { font-size: 13px; margin: 6px 0 10px; overflow-wrap: anywhere; }

@@ -59,7 +59,8 @@ export function ceilingVerdict(c: ReportCeiling): string | null {
   const s = formatSpeedup(r.speedup);
   if (r.speedup < NOT_WORTH_SPEEDUP) return `split ceiling ${s} (iGPU only ${formatMs(r.gpu_only_ms)} ms, split ${formatMs(r.split_ms)} ms): not worth a dispatcher`;
   if (r.target_speedup !== null && r.speedup >= r.target_speedup) return `split ceiling ${s}: meets the ${formatSpeedup(r.target_speedup)} target; worth a dispatcher; see Split ceiling`;
-  const req = requirementLine(r);
+  // requirementLine says "N groups" for any N (the ceiling package's wording); one group is singular here
+  const req = requirementLine(r)?.replace(/\b1 groups\b/g, '1 group') ?? null;
   return `split ceiling ${s}: below the ${r.target_speedup === null ? '' : `${formatSpeedup(r.target_speedup)} `}target${req ? `; ${req}` : ''}`;
 }
 
