@@ -27,9 +27,7 @@
  * args say `valid: false` when the store does. Raw ticks and ids ride in
  * `args`, as JSON numbers up to 2^53 and strings beyond.
  */
-import { createReadStream, createWriteStream } from 'node:fs';
-import { rename, rm, stat } from 'node:fs/promises';
-import { pipeline } from 'node:stream/promises';
+import { rename, rm, stat, writeFile } from 'node:fs/promises';
 import { TickwiseError } from '@tickwise/time';
 import { LAUNCH_CALL_PREDICATE } from '@tickwise/analyzer';
 import { QueryError, sqlString, type Store } from '@tickwise/store';
@@ -151,23 +149,25 @@ export const SOURCES = [
   { src: 2, table: 'host_events', cat: 'kind', name: 'coalesce(name, op, kind)', args: HOST_ARGS },
 ] as const;
 
-/** SQL: the events of one source, one row each, as their JSON text followed by a comma. */
+/** SQL: the events of one source, one row each, as their JSON text. */
 export function eventsSql(source: (typeof SOURCES)[number]): string {
   return `SELECT concat('{"ph":"X","cat":', to_json(${source.cat})::VARCHAR, ',"name":', to_json(${source.name})::VARCHAR, ',"pid":', p.pid, ',"tid":', p.tid,
-      ',"ts":', ${usDecimalSql('start_ns')}, ',"dur":', ${usDecimalSql('end_ns - start_ns')}, ',"args":', ${argsParts(source.args)}, '},') AS ev
+      ',"ts":', ${usDecimalSql('start_ns')}, ',"dur":', ${usDecimalSql('end_ns - start_ns')}, ',"args":', ${argsParts(source.args)}, '}') AS ev
     FROM tw_pf_pos p JOIN ${source.table} x ON x.rowid = p.sid WHERE p.src = ${source.src}`;
 }
 
 /**
- * DuckDB writes the event lines straight to a file: CSV of one column with
- * no quote character (so nothing is ever quoted: with one, '#' alone made
- * DuckDB quote a value) and a delimiter JSON text never holds raw, so each
- * value is written as it is, one per line (JSON text has no raw line break:
+ * DuckDB writes the whole file: CSV of one column with no quote character
+ * (so nothing is ever quoted: with one, '#' alone made DuckDB quote a
+ * value), a delimiter JSON text never holds raw, ",\n" between rows, and the
+ * document's head and tail as the writer's PREFIX and SUFFIX; each value is
+ * written as it is, one event per line (JSON text has no raw line break:
  * to_json escapes them, and the `json` fields have theirs made spaces).
  */
-async function copyTo(store: Store, sql: string, file: string): Promise<void> {
+async function copyTo(store: Store, sql: string, file: string, prefix: string, suffix: string): Promise<void> {
   try {
-    await store.run(`COPY (${sql}) TO ${sqlString(file)} (FORMAT csv, HEADER false, DELIMITER '\u0001', QUOTE '', ESCAPE '')`);
+    await store.run(`COPY (${sql}) TO ${sqlString(file)} (FORMAT csv, HEADER false, DELIMITER '\u0001', QUOTE '', ESCAPE '',
+      NEW_LINE ',\n', PREFIX ${sqlString(prefix)}, SUFFIX ${sqlString(suffix)})`);
   } catch (e) {
     if (!(e instanceof QueryError)) throw e;
     throw new TickwiseError('cannot-write', reportMessages.cannotWrite(file, e.message.replace(/^query failed: /, '')), { cause: e });
@@ -187,21 +187,6 @@ function processName(p: Rec): string {
   const kind = KIND_NAME[String(p['kind'])] ?? String(p['kind']);
   const name = p['name'] ? ` ${String(p['name'])}` : '';
   return `${kind}${name} · device ${String(p['device'])} · ${captureName(p)} (capture ${String(p['capture_id'])})`;
-}
-
-/** Writes head, the files, tail into `path` (streamed, constant memory); returns the bytes written. */
-async function concatFiles(path: string, head: string, files: readonly string[], tail: string): Promise<number> {
-  try {
-    const out = createWriteStream(path);
-    const done = new Promise<void>((resolve, reject) => { out.on('finish', resolve); out.on('error', reject); });
-    out.write(head);
-    for (const f of files) await pipeline(createReadStream(f), out, { end: false });
-    out.end(tail);
-    await done;
-  } catch (e) {
-    throw new TickwiseError('cannot-write', reportMessages.cannotWrite(path, (e as Error).message), { cause: e });
-  }
-  return (await stat(path)).size;
 }
 
 const TEMP = ['tw_pf_proc', 'tw_pf_s', 'tw_pf_lane', 'tw_pf_t', 'tw_pf_pos', 'tw_pf_flow'];
@@ -228,7 +213,6 @@ export async function exportPerfettoJson(store: Store, path: string, opts: Perfe
     : [];
 
   const tmp = `${path}.partial-${process.pid}`;
-  const bodies: string[] = [];
   const counts = { dispatch: 0, submission: 0, host: 0, flows: 0, threads: 0 };
   let bytes = 0;
   try {
@@ -265,33 +249,26 @@ export async function exportPerfettoJson(store: Store, path: string, opts: Perfe
     }
     counts.flows = (await store.count('tw_pf_flow')) / 2;
 
-    // the slices and flows: each line ends with a comma, so the metadata events come last (the last one closes the array)
-    for (const source of SOURCES) {
-      if (!c.some((r) => r.src === source.src)) continue;
-      const file = `${tmp}.${source.table}`;
-      bodies.push(file);
-      await copyTo(store, eventsSql(source), file);
-    }
-    if (counts.flows > 0) {
-      const file = `${tmp}.flows`;
-      bodies.push(file);
-      await copyTo(store, `SELECT ev FROM tw_pf_flow`, file);
-    }
     const other = [
       `"producer":"tickwise export --format perfetto-json"`,
       `"time_unit":"ts and dur are microseconds, the exact decimal of the store's integer nanoseconds"`,
       `"captures":[${captures.map((x) => jsonObject(Object.entries(x))).join(',')}]`,
     ];
     // no displayTimeUnit: older trace processors read "ns" there as the unit of ts (google/perfetto#106)
-    const head = `{"otherData":{${other.join(',')}},\n"traceEvents":[\n`;
-    const tail = `${meta.length ? meta.join(',\n') : '{"ph":"M","name":"process_name","pid":0,"tid":0,"args":{"name":"(empty store)"}}'}\n]}\n`;
-    bytes = await concatFiles(tmp, head, bodies, tail);
+    const head = `{"otherData":{${other.join(',')}},\n"traceEvents":[\n${meta.join(',\n')}`;
+    const parts = SOURCES.filter((source) => c.some((r) => r.src === source.src)).map((source) => eventsSql(source));
+    if (counts.flows > 0) parts.push(`SELECT ev FROM tw_pf_flow`);
+    if (parts.length > 0) {
+      await copyTo(store, parts.join('\nUNION ALL\n'), tmp, `${head}${meta.length ? ',\n' : ''}`, '\n]}\n');
+    } else {
+      await writeFile(tmp, `${head}\n]}\n`);
+    }
+    bytes = (await stat(tmp)).size;
     await rename(tmp, path);
   } catch (e) {
     await rm(tmp, { force: true });
     throw e;
   } finally {
-    for (const f of bodies) await rm(f, { force: true }).catch(() => undefined);
     for (const t of TEMP) await store.run(`DROP TABLE IF EXISTS ${t}`).catch(() => undefined);
   }
   return {
@@ -403,9 +380,9 @@ async function buildTables(store: Store, procs: Rec[], hostProcs: Rec[], withSub
       FROM tw_pf_s k JOIN launch l ON l.capture_id = k.capture_id AND l.corr = k.corr
         JOIN tw_pf_s ls ON ls.rid = l.rid JOIN tw_pf_pos lp ON lp.rid = l.rid JOIN tw_pf_pos kp ON kp.rid = k.rid
       WHERE k.corr IS NOT NULL AND k.src IN (0, 2))
-    SELECT flow_id, concat('{"ph":"s","cat":"launch","name":"launch","id":', flow_id, ',"pid":', lpid, ',"tid":', ltid, ',"ts":', ${usDecimalSql('lts')}, '},') AS ev
+    SELECT flow_id, concat('{"ph":"s","cat":"launch","name":"launch","id":', flow_id, ',"pid":', lpid, ',"tid":', ltid, ',"ts":', ${usDecimalSql('lts')}, '}') AS ev
     FROM pairs
     UNION ALL
-    SELECT flow_id, concat('{"ph":"f","bp":"e","cat":"launch","name":"launch","id":', flow_id, ',"pid":', kpid, ',"tid":', ktid, ',"ts":', ${usDecimalSql('kts')}, '},')
+    SELECT flow_id, concat('{"ph":"f","bp":"e","cat":"launch","name":"launch","id":', flow_id, ',"pid":', kpid, ',"tid":', ktid, ',"ts":', ${usDecimalSql('kts')}, '}')
     FROM pairs`);
 }
