@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -183,5 +183,22 @@ describe('check --wall when the reference agrees (issue 18.9)', () => {
       range: '0.8x..1.25x', file: 'captures/sample/llama-bench.csv', line: 2,
     }]);
     expect(checks.find((c) => c.code === 'tick-frequency-mismatch')).toMatchObject({ findings: 1, worst: 'info' });
+  });
+});
+
+describe('overlap compares only devices that ran together (issue 18.1)', () => {
+  const matmul = join(root, '../shared/fixtures/iree/local_task_matmul.ireeperf.jsonl');
+  it.skipIf(!existsSync(matmul))('the iGPU and NPU samples (one run) are compared; an IREE capture of another run is not', () => {
+    const db = join(mkdtempSync(join(tmpdir(), 'tickwise-overlap-')), 'runs.duckdb');
+    for (const args of [[sample], ['captures/sample/npu-tiles.ireeperf.jsonl', '--device-kind', 'npu'], [matmul]]) {
+      const r = run(['import', ...args, '--db', db]);
+      expect(r.rc, r.stderr).toBe(0);
+    }
+    const r = run(['overlap', db]);
+    expect(r.rc, r.stderr).toBe(0);
+    const table = r.stdout.slice(r.stdout.indexOf('overlap across devices'));
+    expect(table.split('\n').filter((l) => /^capture \d/.test(l))).toEqual([expect.stringMatching(/^capture 1 device 0 \(gpu\)\s+capture 2 device 0 \(npu\)\s+235\.388 ms/)]);
+    expect(r.stdout).toContain('2 pairs of devices that never ran at the same time (different runs) not compared; --json lists them');
+    expect((JSON.parse(run(['overlap', db, '--json']).stdout) as { device_pairs: unknown[] }).device_pairs).toHaveLength(3);
   });
 });

@@ -27,14 +27,25 @@ export const overlapCommand: CommandModule<object, AnalysisArgs & { work?: strin
           'cross-submission': dur(d.cross_submission_inflight_ns), 'share ': pct(d.cross_submission_fraction), 'max in flight': d.max_in_flight,
         })),
       ));
-      if (r.device_pairs.length > 0) {
-        lines.push(`\noverlap across devices (both busy at once, on ${r.device_pairs[0]!.clock_domain})`);
-        lines.push(formatTable(['a', 'b', 'both busy', 'share of a busy', 'share of b busy'], r.device_pairs.map((p) => ({
+      // devices of different runs (spans that never meet) are not compared (issue 18.1); --json keeps every pair
+      const spans = await store.query({ capture_id: 'number', device: 'number', first_ns: 'bigint', last_ns: 'bigint' },
+        `SELECT capture_id, device, min(start_ns) AS first_ns, max(end_ns) AS last_ns FROM dispatches WHERE valid AND start_ns IS NOT NULL GROUP BY ALL`);
+      const span = (d: { capture_id: number; device: number }) => spans.find((x) => x.capture_id === d.capture_id && x.device === d.device);
+      const together = r.device_pairs.filter((p) => {
+        const a = span(p.a);
+        const b = span(p.b);
+        return a !== undefined && b !== undefined && a.first_ns < b.last_ns && b.first_ns < a.last_ns;
+      });
+      const apart = r.device_pairs.length - together.length;
+      if (together.length > 0) {
+        lines.push(`\noverlap across devices that ran at the same time (both busy at once, on ${together[0]!.clock_domain})`);
+        lines.push(formatTable(['a', 'b', 'both busy', 'share of a busy', 'share of b busy'], together.map((p) => ({
           a: `capture ${p.a.capture_id} device ${p.a.device} (${p.a.kind})`,
           b: `capture ${p.b.capture_id} device ${p.b.device} (${p.b.kind})`,
           'both busy': dur(p.overlap_ns), 'share of a busy': pct(p.overlap_fraction_of_a), 'share of b busy': pct(p.overlap_fraction_of_b),
         }))));
       }
+      if (apart > 0) lines.push(`${together.length ? '' : '\n'}${apart} pair${apart === 1 ? '' : 's'} of devices that never ran at the same time (different runs) not compared; --json lists them`);
       out(lines.join('\n') + excludedNote(r.excluded_dispatches));
     });
   },
