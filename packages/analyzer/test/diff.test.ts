@@ -15,7 +15,7 @@ describe('analysis verbs against committed goldens (scripts/regen-goldens rewrit
 
   it("domain.md's worked example comes out exactly: 1 792 dispatches in 2 prefills, 1.20 ms per 512-row dispatch = 0.60 ms per 256-row group", () => {
     const all = runCase('worked-example');
-    const cost = all['cost capture.ireeperf.jsonl.gz --json --kernel *matmul* --rows-per-dispatch 512 --group-rows 256']!.json as Record<string, unknown>;
+    const cost = all['cost capture.ireeperf.jsonl.gz --json --kernel *matmul* --rows-per-dispatch 512 --group-rows 256 --segment all']!.json as Record<string, unknown>;
     expect(cost['dispatch_count']).toBe(1792);
     expect(cost['segments_selected']).toBe(2);
     expect((cost['per_segment'] as { dispatch_count: number }[]).map((p) => p.dispatch_count)).toEqual([896, 896]);
