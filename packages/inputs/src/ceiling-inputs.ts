@@ -44,7 +44,13 @@ export interface CaptureSelection {
 /** One engine's cost: exactly one of number, curve, captures; or nothing (derived, for a report). */
 export interface EngineCostOptions {
   /** A typed cost with its source line (`--gpu-group-ms 0.40`). */
-  readonly number?: { readonly ms: number; readonly p10_ms?: number | undefined; readonly p90_ms?: number | undefined; readonly line: string } | undefined;
+  readonly number?: {
+    readonly ms: number; readonly p10_ms?: number | undefined; readonly p90_ms?: number | undefined;
+    /** Where it came from (`--gpu-group-ms 0.40 (p10 0.36, p90 0.46)`). */
+    readonly line: string;
+    /** What a validation message calls it (default: the engine's cost). */
+    readonly what?: string | undefined;
+  } | undefined;
   /** A cost curve in rows (e.g. `parseCostCsv` of a sweep). */
   readonly curve?: EngineCost | undefined;
   /** Capture inputs to cost `kernel` in: one point each, at its rows per dispatch (several make a curve). */
@@ -285,7 +291,7 @@ export async function ceilingInputs(store: Store | null, opts: CeilingInputOptio
     let cost: EngineCost | null = null;
     if (o.number) {
       const n = o.number;
-      cost = constantCost(n.ms, { p10_ms: n.p10_ms, p90_ms: n.p90_ms, what: n.line.split(' ')[0], source: { from: 'number', line: n.line } });
+      cost = constantCost(n.ms, { p10_ms: n.p10_ms, p90_ms: n.p90_ms, what: n.what ?? `${ENGINE_NAME[engine]} cost`, source: { from: 'number', line: n.line } });
       found.push(`${ENGINE_NAME[engine]}: ${n.line}`);
     } else if (o.curve) {
       cost = o.curve;

@@ -91,7 +91,7 @@ async function engineOptions(engine: Engine, args: Args, groupRows: number): Pro
     const p10 = msOption(args[pOpts[0]], pOpts[0]);
     const p90 = msOption(args[pOpts[1]], pOpts[1]);
     const spread = p10 !== undefined || p90 !== undefined ? ` (p10 ${p10 ?? '-'}, p90 ${p90 ?? '-'})` : '';
-    return { number: { ms: msOption(text, opt)!, p10_ms: p10, p90_ms: p90, line: `--${opt} ${text}${spread}` }, inputs: [] };
+    return { number: { ms: msOption(text, opt)!, p10_ms: p10, p90_ms: p90, line: `--${opt} ${text}${spread}`, what: `--${opt}` }, inputs: [] };
   }
   if (given[0] === `--${engine}-cost-csv`) {
     const file = String(args[`${engine}-cost-csv`]);
