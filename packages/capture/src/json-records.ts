@@ -2,6 +2,7 @@ import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { createGunzip } from 'node:zlib';
 import { TickwiseError } from '@tickwise/time';
+import { JsonTokenizer, Tok, byteName } from './json-tokenizer';
 import { traceMessages } from './trace-messages';
 import type { SourceFile } from './source-file';
 import type { Diagnostic } from './readers/ireeperf-jsonl';
@@ -41,6 +42,13 @@ export interface ScanOptions {
   readonly captureLimit?: number;
   /** Read size in bytes (default 4 MiB); tests use tiny ones to cross every chunk boundary. */
   readonly chunkBytes?: number;
+  /**
+   * Largest record (or other single value: a string, a number) read, bytes;
+   * a longer one stops the scan with its line. Default
+   * {@link DEFAULT_MAX_RECORD_BYTES}, or `TICKWISE_MAX_RECORD_BYTES` from the
+   * environment (bytes, or with a unit: `256MiB`, `1GiB`).
+   */
+  readonly maxRecordBytes?: number;
 }
 
 /** What a scan found. */
@@ -59,6 +67,27 @@ export interface ScanResult {
   /** Lines in the source. */
   readonly sourceLines: number;
 }
+
+/** Default of {@link ScanOptions.maxRecordBytes}: 64 MiB. */
+export const DEFAULT_MAX_RECORD_BYTES = 64 << 20;
+
+const UNITS: Record<string, number> = { '': 1, b: 1, kb: 1e3, mb: 1e6, gb: 1e9, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3 };
+
+/** The record limit: the option, else `TICKWISE_MAX_RECORD_BYTES`, else 64 MiB. */
+export function maxRecordBytesOf(opts: Pick<ScanOptions, 'maxRecordBytes'>, env = process.env): number {
+  if (opts.maxRecordBytes !== undefined) return opts.maxRecordBytes;
+  const text = env['TICKWISE_MAX_RECORD_BYTES'];
+  if (text === undefined || text.trim() === '') return DEFAULT_MAX_RECORD_BYTES;
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(text);
+  const unit = m ? UNITS[m[2]!.toLowerCase()] : undefined;
+  if (!m || unit === undefined || !(Number(m[1]) * unit >= 1)) {
+    throw new TickwiseError('bad-option', `TICKWISE_MAX_RECORD_BYTES=${JSON.stringify(text)}: expected a size in bytes, e.g. 67108864 or 256MiB`);
+  }
+  return Math.floor(Number(m[1]) * unit);
+}
+
+// ---------------------------------------------------------------------------
+// The path matcher: a trie of the paths asked for
 
 interface TrieNode {
   readonly children: Map<string, TrieNode>;
@@ -88,81 +117,32 @@ function buildTrie(opts: ScanOptions): TrieNode {
   return root;
 }
 
-/**
- * A buffered NDJSON writer: records are assembled in place in one growing
- * byte buffer (no allocation per record) and written out between chunks.
- */
-class NdjsonOut {
-  private readonly stream: WriteStream;
-  buf = Buffer.allocUnsafe(1 << 20);
-  pos = 0;
-  constructor(path: string) {
-    this.stream = createWriteStream(path);
-  }
-  private ensure(n: number): void {
-    if (this.pos + n <= this.buf.length) return;
-    let size = this.buf.length * 2;
-    while (size < this.pos + n) size *= 2;
-    const b = Buffer.allocUnsafe(size);
-    this.buf.copy(b, 0, 0, this.pos);
-    this.buf = b;
-  }
-  /** Appends bytes [a, b) of a chunk. */
-  copy(chunk: Buffer, a: number, b: number): void {
-    if (b <= a) return;
-    this.ensure(b - a);
-    chunk.copy(this.buf, this.pos, a, b);
-    this.pos += b - a;
-  }
-  /** Appends ASCII text. */
-  text(s: string): void {
-    this.ensure(s.length);
-    this.pos += this.buf.write(s, this.pos, 'latin1');
-  }
-  /** Appends text that may hold any character. */
-  utf8(s: string): void {
-    this.ensure(Buffer.byteLength(s));
-    this.pos += this.buf.write(s, this.pos, 'utf8');
-  }
-  /** Writes out the finished records before `keep` (a record still being assembled stays). */
-  async flush(keep: number): Promise<void> {
-    if (keep === 0) return;
-    const done = Buffer.from(this.buf.subarray(0, keep));
-    this.buf.copy(this.buf, 0, keep, this.pos);
-    this.pos -= keep;
-    if (!this.stream.write(done)) await once(this.stream, 'drain');
-  }
-  async close(): Promise<void> {
-    await this.flush(this.pos);
-    this.stream.end();
-    await once(this.stream, 'finish');
-  }
+// Frame states (what may come next in an open container outside records).
+const OBJ_FIRST = 0; // a key or }
+const OBJ_KEY = 1; // a key (after ,)
+const OBJ_COLON = 2;
+const OBJ_VALUE = 3;
+const OBJ_NEXT = 4; // , or }
+const ARR_FIRST = 5; // a value or ]
+const ARR_VALUE = 6; // a value (after ,)
+const ARR_NEXT = 7; // , or ]
+
+/** A container being walked outside records. */
+interface Frame {
+  readonly obj: boolean;
+  /** Trie node of this container; null when nothing below it is asked for. */
+  readonly node: TrieNode | null;
+  /** Current key (objects whose node is set) or element index (arrays). */
+  key: string;
+  index: number;
+  state: number;
 }
 
-class LineArray {
-  private a = new Uint32Array(1024);
-  n = 0;
-  push(v: number): void {
-    if (this.n === this.a.length) {
-      const b = new Uint32Array(this.a.length * 2);
-      b.set(this.a);
-      this.a = b;
-    }
-    this.a[this.n++] = v;
-  }
-  done(): Uint32Array {
-    return this.a.subarray(0, this.n);
-  }
-}
+// ---------------------------------------------------------------------------
+// Output: NDJSON records assembled in one growing buffer per spec
 
-// Byte values used by the scanner.
-const QUOTE = 0x22, BACKSLASH = 0x5c, LBRACE = 0x7b, RBRACE = 0x7d, LBRACKET = 0x5b, RBRACKET = 0x5d;
-const COLON = 0x3a, COMMA = 0x2c, NL = 0x0a, CR = 0x0d, SPACE = 0x20, TAB = 0x09;
-
-function isWs(c: number): boolean {
-  return c === SPACE || c === NL || c === CR || c === TAB;
-}
-
+const NL = 0x0a, CR = 0x0d, SPACE = 0x20;
+const LINE_KEY = Buffer.from('{"_line":'), I_KEY = Buffer.from(',"_i":['), CLOSE_I = Buffer.from(']'), COMMA = Buffer.from(','), RECORD_END = Buffer.from('}\n');
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\u2028\u2029]/;
 
 /** A JSON string literal (fast for the plain number texts this file writes). */
@@ -170,16 +150,542 @@ function jsonString(s: string): string {
   return NEEDS_ESCAPE.test(s) ? JSON.stringify(s) : `"${s}"`;
 }
 
-/** A container being walked outside records. */
-interface Frame {
-  readonly obj: boolean;
-  /** Trie node of this container's position; null when nothing below matters (skipped). */
-  readonly node: TrieNode | null;
-  /** Current key (objects) or element index (arrays). */
-  key: string;
-  index: number;
-  /** Object: 0 expect key, 1 in key, 2 expect colon, 3 expect value, 4 after value. Array: 3 expect value, 4 after value. */
-  state: number;
+/** One spec's NDJSON file: whole records only are ever in `buf`, written out in large blocks. */
+class NdjsonOut {
+  private readonly stream: WriteStream;
+  buf = Buffer.allocUnsafe(1 << 20);
+  pos = 0;
+  count = 0;
+  private lines = new Uint32Array(1024);
+  constructor(path: string) {
+    this.stream = createWriteStream(path);
+    this.stream.on('error', () => undefined); // reported by close()
+  }
+  ensure(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < this.pos + n) size *= 2;
+    const b = Buffer.allocUnsafe(size);
+    this.buf.copy(b, 0, 0, this.pos);
+    this.buf = b;
+  }
+  ascii(s: string): void {
+    this.ensure(s.length);
+    this.pos += this.buf.write(s, this.pos, 'latin1');
+  }
+  utf8(s: string): void {
+    this.ensure(Buffer.byteLength(s));
+    this.pos += this.buf.write(s, this.pos, 'utf8');
+  }
+  /** A non-negative integer's digits. */
+  uint(n: number): void {
+    this.ensure(16);
+    const b = this.buf;
+    let digits = 1;
+    for (let x = n; x >= 10; x = Math.floor(x / 10)) digits++;
+    let k = this.pos + digits;
+    this.pos = k;
+    do {
+      b[--k] = 0x30 + (n % 10);
+      n = Math.floor(n / 10);
+    } while (n > 0);
+  }
+  /** Bytes [a, b) of `src` (a loop for short spans: Buffer#copy costs more than it moves there). */
+  copy(src: Uint8Array, a: number, b: number): void {
+    const n = b - a;
+    this.ensure(n);
+    if (n > 256) {
+      this.buf.set(src.subarray(a, b), this.pos);
+      this.pos += n;
+      return;
+    }
+    const d = this.buf;
+    let p = this.pos;
+    for (let i = a; i < b; i++) d[p++] = src[i]!;
+    this.pos = p;
+  }
+  /** Counts a finished record and its source line. */
+  done(line: number): void {
+    if (this.count === this.lines.length) {
+      const l = new Uint32Array(this.lines.length * 2);
+      l.set(this.lines);
+      this.lines = l;
+    }
+    this.lines[this.count++] = line;
+  }
+  sourceLines(): Uint32Array {
+    return this.lines.subarray(0, this.count);
+  }
+  /** Writes out what is assembled once it is large. */
+  async flush(force = false): Promise<void> {
+    if (this.pos === 0 || (!force && this.pos < 4 << 20)) return;
+    const done = this.buf.subarray(0, this.pos);
+    this.buf = Buffer.allocUnsafe(Math.max(1 << 20, this.buf.length));
+    this.pos = 0;
+    if (!this.stream.write(done)) await once(this.stream, 'drain');
+  }
+  async close(): Promise<void> {
+    await this.flush(true);
+    this.stream.end();
+    await once(this.stream, 'finish');
+  }
+  destroy(): void {
+    this.stream.destroy();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The scanner
+
+/** What a run over the window ended with. */
+const DONE = 0, MORE = 1;
+
+/** Container kinds on a record's validation stack. */
+const IN_OBJ = 1, IN_ARR = 2;
+
+/**
+ * Walks a document through {@link JsonTokenizer}: outside records, a path
+ * matcher (a stack of frames against the trie of asked-for paths) that
+ * captures small metadata values and skips the rest; at a record, a
+ * validating parse of the whole record (it must lie in the window: a record
+ * cut by the window's end is parsed again once more bytes came), which
+ * copies its bytes to the spec's NDJSON file.
+ */
+class RecordScanner {
+  private readonly t = new JsonTokenizer();
+  private readonly root: TrieNode;
+  private readonly outs: NdjsonOut[];
+  private readonly exactKeys: (readonly string[])[];
+  readonly captured = new Map<string, string>();
+  readonly issues: Diagnostic[] = [];
+  private readonly stack: Frame[] = [];
+  private sawAnything = false;
+  private documentDone = false;
+  private topCount = 0;
+  // a captured container being read: its concrete path, its frame depth, where it starts in the window, bytes before the window
+  private capPath: string | null = null;
+  private capDepth = 0;
+  private capStart = 0;
+  private capParts: Buffer[] = [];
+  private capSize = 0;
+  // a record's validation stack and its exact values
+  private kinds = new Uint8Array(64);
+  private exactText: (string | undefined)[] = [];
+  private exactOrder: number[] = [];
+
+  constructor(
+    private readonly file: string,
+    private readonly opts: ScanOptions,
+    private readonly captureLimit: number,
+  ) {
+    this.root = buildTrie(opts);
+    this.outs = opts.records.map((r) => new NdjsonOut(r.out));
+    this.exactKeys = opts.records.map((r) => r.exactKeys ?? []);
+  }
+
+  /** The current line (after a run that wanted more: the line of the cut record or token). */
+  get line(): number {
+    return this.t.line;
+  }
+
+  /** After a run: the first byte not consumed (a cut record's or token's start). */
+  get pos(): number {
+    return this.t.pos;
+  }
+
+  private fail(message: string, line = this.t.line): never {
+    throw new TickwiseError('bad-record', message, { file: this.file, line });
+  }
+
+  private bad(detail: string, line = this.t.line): never {
+    return this.fail(traceMessages.badJson(detail), line);
+  }
+
+  /** Malformed JSON inside a record. */
+  private badRecord(detail: string): never {
+    return this.fail(traceMessages.badRecord(traceMessages.badJson(detail)));
+  }
+
+  /**
+   * Scans `buf[pos, end)` as far as it goes; MORE when the window ends
+   * inside a token or record (the tokenizer's position is then its start, the
+   * first byte to keep).
+   */
+  run(buf: Buffer, pos: number, end: number, final: boolean): number {
+    const t = this.t;
+    t.reset(buf, pos, end, final);
+    if (this.opts.mode === 'lines') return this.runLines();
+    const stack = this.stack;
+    for (;;) {
+      if (stack.length === 0) {
+        if (!this.topValue()) return MORE;
+        continue;
+      }
+      const f = stack[stack.length - 1]!;
+      const tok = t.next();
+      if (tok === Tok.More) return MORE;
+      if (tok === Tok.Error) this.bad(t.error);
+      switch (f.state) {
+        case OBJ_FIRST:
+        case OBJ_KEY:
+          if (tok === Tok.String) {
+            if (f.node !== null) f.key = keyText(buf, t.start, t.stop, t.escaped);
+            f.state = OBJ_COLON;
+          } else if (tok === Tok.EndObject && f.state === OBJ_FIRST) this.closeFrame(f);
+          else this.bad(`${tokenName(tok, buf, t.start)} where a key was expected`);
+          break;
+        case OBJ_COLON:
+          if (tok !== Tok.Colon) this.bad(`${tokenName(tok, buf, t.start)} where ":" after a key was expected`);
+          f.state = OBJ_VALUE;
+          break;
+        case OBJ_VALUE:
+          f.state = OBJ_NEXT;
+          if (this.value(tok, f.node === null ? null : f.node.children.get(f.key) ?? null) === MORE) {
+            f.state = OBJ_VALUE;
+            return MORE;
+          }
+          break;
+        case OBJ_NEXT:
+          if (tok === Tok.Comma) f.state = OBJ_KEY;
+          else if (tok === Tok.EndObject) this.closeFrame(f);
+          else this.bad(`${tokenName(tok, buf, t.start)} where "," or "}" was expected in an object`);
+          break;
+        case ARR_FIRST:
+        case ARR_VALUE:
+          if (tok === Tok.EndArray && f.state === ARR_FIRST) {
+            this.closeFrame(f);
+            break;
+          }
+          f.state = ARR_NEXT;
+          if (this.value(tok, f.node === null ? null : f.node.children.get('[]') ?? null) === MORE) {
+            f.state = f.index === 0 ? ARR_FIRST : ARR_VALUE;
+            return MORE;
+          }
+          break;
+        default: // ARR_NEXT
+          if (tok === Tok.Comma) {
+            f.state = ARR_VALUE;
+            f.index++;
+          } else if (tok === Tok.EndArray) this.closeFrame(f);
+          else this.bad(`${tokenName(tok, buf, t.start)} where "," or "]" was expected in an array`);
+      }
+    }
+  }
+
+  /** Outside every container (document mode): the document's start, or only whitespace after its end. False: needs more bytes. */
+  private topValue(): boolean {
+    const t = this.t;
+    if (!this.sawAnything && t.pos === 0 && t.end >= 3 && t.buf[0] === 0xef && t.buf[1] === 0xbb && t.buf[2] === 0xbf) t.pos = 3; // UTF-8 BOM
+    if (!this.sawAnything && t.pos === 0 && t.end < 3 && !t.final && t.buf[0] === 0xef) return false;
+    if (!t.skipWs()) return false;
+    if (this.documentDone) this.fail(traceMessages.trailingData());
+    const tok = t.next();
+    if (tok !== Tok.BeginObject && tok !== Tok.BeginArray) this.fail(traceMessages.notJsonDocument());
+    this.sawAnything = true;
+    this.stack.push({ obj: tok === Tok.BeginObject, node: this.root, key: '', index: 0, state: tok === Tok.BeginObject ? OBJ_FIRST : ARR_FIRST });
+    return true;
+  }
+
+  /** A value begins with token `tok` where the trie says `node`: a record, a capture, a container to walk, or a scalar. */
+  private value(tok: Tok, node: TrieNode | null): number {
+    const t = this.t;
+    if (tok === Tok.BeginObject || tok === Tok.BeginArray) {
+      if (node !== null && node.record >= 0 && tok === Tok.BeginObject) {
+        return this.record(node.record, -1);
+      }
+      if (node !== null && node.capture && this.capPath === null) {
+        this.capPath = this.concretePath();
+        this.capStart = t.start;
+        this.capParts = [];
+        this.capSize = 0;
+        this.capDepth = this.stack.length + 1;
+      }
+      const obj = tok === Tok.BeginObject;
+      this.stack.push({ obj, node: node !== null && node.children.size > 0 ? node : null, key: '', index: 0, state: obj ? OBJ_FIRST : ARR_FIRST });
+      return DONE;
+    }
+    if (tok === Tok.String || tok === Tok.Number || tok === Tok.Literal) {
+      if (node !== null && node.capture) this.captured.set(this.concretePath(), t.buf.toString('utf8', t.start, t.stop));
+      return DONE;
+    }
+    return this.bad(`${tokenName(tok, t.buf, t.start)} where a value was expected`);
+  }
+
+  private closeFrame(f: Frame): void {
+    const stack = this.stack;
+    if (this.capPath !== null && this.capDepth === stack.length) {
+      const t = this.t;
+      this.capParts.push(t.buf.subarray(this.capStart, t.stop));
+      this.capSize += t.stop - this.capStart;
+      if (this.capSize <= this.captureLimit) this.captured.set(this.capPath, Buffer.concat(this.capParts).toString('utf8'));
+      else this.issues.push({ line: t.line, severity: 'warning', code: 'value-too-large', message: traceMessages.captureTooLarge(this.capPath, this.capSize) });
+      this.capPath = null;
+      this.capParts = [];
+    }
+    void f;
+    stack.pop();
+    if (stack.length === 0) this.documentDone = true;
+  }
+
+  /** Concrete path of the value now starting: every frame's key or index. */
+  private concretePath(): string {
+    return this.stack.map((f) => (f.obj ? f.key : String(f.index))).join('/');
+  }
+
+  /** Lines mode: each top-level value an object, each a record of the root path. */
+  private runLines(): number {
+    const t = this.t;
+    const spec = this.root.record;
+    for (;;) {
+      if (!t.skipWs()) return MORE;
+      this.sawAnything = true;
+      const tok = t.next();
+      if (tok === Tok.More) return MORE;
+      if (tok !== Tok.BeginObject || spec < 0) this.fail(traceMessages.notJsonObjectLine());
+      if (this.record(spec, this.topCount) === MORE) return MORE;
+      this.topCount++;
+    }
+  }
+
+  /**
+   * The record whose `{` the tokenizer just read: validated token by token
+   * (nested containers on a small kind stack), its own level's exact keys
+   * noted, then written as one NDJSON line. MORE (position back at the `{`)
+   * when the window ends inside it.
+   */
+  private record(spec: number, top: number): number {
+    const t = this.t;
+    const buf = t.buf;
+    const recStart = t.start;
+    const recLine = t.line;
+    const keys = this.exactKeys[spec]!;
+    const exactText = this.exactText;
+    const exactOrder = this.exactOrder;
+    for (const k of exactOrder) exactText[k] = undefined; // left by an attempt cut by the window's end
+    exactOrder.length = 0;
+    let kinds = this.kinds;
+    let depth = 1;
+    kinds[0] = IN_OBJ;
+    let state = OBJ_FIRST;
+    let bodyStart = -1; // the first member's first byte
+    let exact = -1; // index in keys of the key whose value comes next (own level)
+    for (;;) {
+      const tok = t.next();
+      if (tok <= Tok.Error) {
+        if (tok === Tok.More) {
+          t.pos = recStart;
+          t.line = recLine;
+          return MORE;
+        }
+        this.badRecord(t.error);
+      }
+      switch (state) {
+        case OBJ_FIRST:
+        case OBJ_KEY:
+          if (tok === Tok.String) {
+            state = OBJ_COLON;
+            if (depth === 1) {
+              if (bodyStart < 0) bodyStart = t.start;
+              exact = keys.length === 0 ? -1 : exactKeyIndex(buf, t.start, t.stop, t.escaped, keys);
+            }
+            continue;
+          }
+          if (tok === Tok.EndObject && state === OBJ_FIRST) break; // an empty object closes
+          return this.badRecord(`${tokenName(tok, buf, t.start)} where a key was expected`);
+        case OBJ_COLON:
+          if (tok !== Tok.Colon) this.badRecord(`${tokenName(tok, buf, t.start)} where ":" after a key was expected`);
+          state = OBJ_VALUE;
+          continue;
+        case OBJ_NEXT:
+          if (tok === Tok.Comma) {
+            state = OBJ_KEY;
+            continue;
+          }
+          if (tok === Tok.EndObject) break;
+          return this.badRecord(`${tokenName(tok, buf, t.start)} where "," or "}" was expected in an object`);
+        case ARR_NEXT:
+          if (tok === Tok.Comma) {
+            state = ARR_VALUE;
+            continue;
+          }
+          if (tok === Tok.EndArray) break;
+          return this.badRecord(`${tokenName(tok, buf, t.start)} where "," or "]" was expected in an array`);
+        default: // OBJ_VALUE, ARR_FIRST, ARR_VALUE: a value
+          if (tok === Tok.EndArray && state === ARR_FIRST) break;
+          if (tok >= Tok.String) {
+            if (exact >= 0 && depth === 1) {
+              if (exactText[exact] === undefined) exactOrder.push(exact);
+              exactText[exact] = tok === Tok.String ? buf.toString('utf8', t.start + 1, t.stop - 1).trim() : buf.toString('latin1', t.start, t.stop);
+            }
+            exact = -1;
+            state = kinds[depth - 1] === IN_OBJ ? OBJ_NEXT : ARR_NEXT;
+            continue;
+          }
+          if (tok === Tok.BeginObject || tok === Tok.BeginArray) {
+            exact = -1;
+            if (depth === kinds.length) {
+              const k = new Uint8Array(kinds.length * 2);
+              k.set(kinds);
+              this.kinds = kinds = k;
+            }
+            const obj = tok === Tok.BeginObject;
+            kinds[depth++] = obj ? IN_OBJ : IN_ARR;
+            state = obj ? OBJ_FIRST : ARR_FIRST;
+            continue;
+          }
+          return this.badRecord(`${tokenName(tok, buf, t.start)} where a value was expected`);
+      }
+      // a container closed (its closing token matched its kind: the states above only accept the right one)
+      depth--;
+      if (depth === 0) break;
+      state = kinds[depth - 1] === IN_OBJ ? OBJ_NEXT : ARR_NEXT;
+    }
+    this.writeRecord(spec, top, recLine, bodyStart, t.start);
+    return DONE;
+  }
+
+  /** One NDJSON line: `{"_line":L,"_i":[...]`, the record's members as they are (one line), its exact values, `}`. */
+  private writeRecord(spec: number, top: number, recLine: number, bodyStart: number, closeAt: number): void {
+    const t = this.t;
+    const out = this.outs[spec]!;
+    out.copy(LINE_KEY, 0, LINE_KEY.length);
+    out.uint(recLine);
+    out.copy(I_KEY, 0, I_KEY.length);
+    if (top >= 0) out.uint(top);
+    else {
+      let first = true;
+      for (const f of this.stack) {
+        if (f.obj) continue;
+        if (!first) out.copy(COMMA, 0, 1);
+        first = false;
+        out.uint(f.index);
+      }
+    }
+    out.copy(CLOSE_I, 0, 1);
+    if (bodyStart >= 0) {
+      out.copy(COMMA, 0, 1);
+      const from = out.pos;
+      out.copy(t.buf, bodyStart, closeAt);
+      if (t.line !== recLine) {
+        // a pretty-printed record spans lines: its raw newlines are whitespace (strings cannot hold them)
+        const b = out.buf;
+        for (let k = from; k < out.pos; k++) if (b[k] === NL || b[k] === CR) b[k] = SPACE;
+      }
+    }
+    const order = this.exactOrder;
+    if (order.length > 0) {
+      const keys = this.exactKeys[spec]!;
+      const convert = this.opts.records[spec]!.convert;
+      for (const k of order) {
+        const key = keys[k]!;
+        const text = this.exactText[k]!;
+        this.exactText[k] = undefined;
+        const v = convert ? convert(key, text) : text;
+        out.utf8(`,"_${key}":${v === null ? 'null' : jsonString(v)},"_${key}_text":${jsonString(text)}`);
+      }
+      order.length = 0;
+    }
+    out.copy(RECORD_END, 0, 2);
+    out.done(recLine);
+  }
+
+  /**
+   * Bytes before `keep` leave the window: a captured container keeps its
+   * part (dropped with an issue once beyond the capture limit).
+   */
+  beforeShift(keep: number): void {
+    if (this.capPath === null) return;
+    const t = this.t;
+    const part = t.buf.subarray(this.capStart, keep);
+    this.capSize += part.length;
+    if (this.capSize > this.captureLimit) {
+      this.issues.push({ line: t.line, severity: 'warning', code: 'value-too-large', message: traceMessages.captureTooLarge(this.capPath, this.capSize) });
+      this.capPath = null;
+      this.capParts = [];
+      return;
+    }
+    this.capParts.push(Buffer.from(part));
+    this.capStart = 0;
+  }
+
+  /** Writes out the NDJSON assembled so far once it is large. */
+  async flush(): Promise<void> {
+    for (const o of this.outs) await o.flush();
+  }
+
+  /** The input ended with `run` wanting more: a cut-off record, an unterminated array, or a document that ends early. */
+  end(pending: boolean): void {
+    const t = this.t;
+    if (pending) {
+      // the window ends inside a token, or inside a record (the tokenizer is back at its start)
+      const c = t.buf[t.pos];
+      const inRecord = c === 0x7b && (this.opts.mode === 'lines' || this.recordAt());
+      if (!inRecord) this.fail(traceMessages.truncatedDocument());
+      this.issues.push({ line: t.line, severity: 'warning', code: 'truncated-record', message: traceMessages.truncatedRecord() });
+    }
+    if (!this.sawAnything) throw new TickwiseError('empty-input', traceMessages.emptyFile(), { file: this.file });
+    const stack = this.stack;
+    if (stack.length > 0) {
+      const top = stack[stack.length - 1]!;
+      const arrayOfRecords = !top.obj && (top.node?.children.get('[]')?.record ?? -1) >= 0;
+      if (arrayOfRecords && stack.length <= 2) {
+        this.issues.push({ line: t.line, severity: 'info', code: 'unterminated-array', message: traceMessages.unterminatedArray() });
+      } else this.fail(traceMessages.truncatedDocument());
+    }
+  }
+
+  /** The value now pending is at a record path (so a cut there is a cut-off record). */
+  private recordAt(): boolean {
+    const f = this.stack[this.stack.length - 1];
+    if (f === undefined || f.node === null) return false;
+    const n = f.obj ? f.node.children.get(f.key) : f.node.children.get('[]');
+    return n !== undefined && n.record >= 0;
+  }
+
+  result(): ScanResult {
+    return {
+      counts: this.outs.map((o) => o.count),
+      lines: this.outs.map((o) => o.sourceLines()),
+      captured: this.captured,
+      issues: this.issues,
+      sourceLines: this.t.line,
+    };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.outs.map((o) => o.close()));
+  }
+
+  destroy(): void {
+    for (const o of this.outs) o.destroy();
+  }
+}
+
+/** An object key as text (decoded when it holds escapes). */
+function keyText(buf: Buffer, start: number, stop: number, escaped: boolean): string {
+  return escaped ? (JSON.parse(buf.toString('utf8', start, stop)) as string) : buf.toString('utf8', start + 1, stop - 1);
+}
+
+/** Index in `keys` of the key token `buf[start, stop)` (quotes included), or -1; compared in place. */
+function exactKeyIndex(buf: Buffer, start: number, stop: number, escaped: boolean, keys: readonly string[]): number {
+  if (escaped) return keys.indexOf(keyText(buf, start, stop, true));
+  const len = stop - start - 2;
+  for (let k = 0; k < keys.length; k++) {
+    const key = keys[k]!;
+    if (key.length !== len) continue;
+    let j = 0;
+    while (j < len && buf[start + 1 + j] === key.charCodeAt(j)) j++;
+    if (j === len) return k;
+  }
+  return -1;
+}
+
+/** A token in an error message. */
+function tokenName(tok: Tok, buf: Buffer, start: number): string {
+  if (tok === Tok.String) return 'a string';
+  if (tok === Tok.Number) return 'a number';
+  if (tok === Tok.Literal) return buf[start] === 0x74 ? 'true' : buf[start] === 0x66 ? 'false' : 'null';
+  return `unexpected ${byteName(buf[start]!)}`;
 }
 
 /**
@@ -191,470 +697,64 @@ interface Frame {
  * Gzip input is decompressed on the fly.
  *
  * ```
- * bytes --state machine (strings, depth, keys on the way down)--> record spans
- *   --copy + `_line`, `_i`, exact conversions--> NDJSON per spec
+ * bytes --JsonTokenizer--> tokens --path matcher (trie of asked-for paths)--> record starts
+ *   --validating parse of the record (whole, in the window)--> copy + `_line`, `_i`, exact conversions --> NDJSON per spec
  * ```
- * Malformed JSON inside a record is left for the NDJSON reader to reject (its
- * line maps back through `lines`); structural damage outside records and a
- * file that is not JSON stop with file and line.
+ * Everything is validated as `JSON.parse` would: anything it rejects stops
+ * the scan with file and line (a cut-off last record and a missing final `]`
+ * of an event array are the two repairs, each said in `issues`). A record
+ * (or any single value) longer than {@link ScanOptions.maxRecordBytes} stops
+ * it too, so memory stays bounded.
  */
 export async function scanJsonRecords(src: SourceFile, opts: ScanOptions): Promise<ScanResult> {
-  if (src.compression === 'zstd') {
-    throw new TickwiseError('unreadable-input', traceMessages.zstdUnsupported(), { file: src.displayPath });
-  }
-  const root = buildTrie(opts);
-  const outs = opts.records.map((r) => new NdjsonOut(r.out));
-  const lineArrays = opts.records.map(() => new LineArray());
-  const counts = opts.records.map(() => 0);
-  const captured = new Map<string, string>();
-  const issues: Diagnostic[] = [];
-  const captureLimit = opts.captureLimit ?? 16 << 20;
   const file = src.displayPath;
-  const fail = (message: string, line: number): never => {
-    throw new TickwiseError('bad-record', message, { file, line });
-  };
-
-  // Position.
-  let line = 1;
-  // Outside-record walk.
-  const stack: Frame[] = [];
-  let topCount = 0; // top-level values seen (lines mode: records attempted)
-  let keyBytes: number[] = [];
-  // Skipping a value nobody asked for: depth inside it (0 = not skipping).
-  let skipDepth = 0;
-  let skipScalar = false;
-  // Strings (shared by all modes).
-  let inString = false;
-  let escape = false;
-  // Record capture.
-  let rec = -1; // spec index while inside a record
-  let recDepth = 0; // nesting inside the record (1 = its own level)
-  let recBase = 0; // output position where the record starts
-  let recBody = 0; // output position after its leading keys
-  let recSpan = 0; // start of the current copy span in the chunk
-  let recLine = 0;
-  let recState = 0; // record's own level: 0 expect key or }, 1 in key, 2 colon, 3 value, 4 after value
-  let recFirst = true; // no member seen yet (a ',' must be inserted before the first one)
-  let recKey = '';
-  let recExact: Map<string, string> = new Map();
-  let exactOn = false; // capturing a scalar of an exact key
-  let exactParts: Buffer[] = [];
-  let keyStart = -1; // chunk position of the record key being read (-1: it began in an earlier chunk)
-  let exactSpan = 0;
-  let exactIsString = false;
-  let exactKeys = null as Set<string> | null;
-  let exactKeyList: readonly string[] = [];
-  // Raw value capture (metadata).
-  let cap: string | null = null; // concrete path being captured
-  let capParts: Buffer[] = [];
-  let capSpan = 0;
-  let capSize = 0;
-  let capScalar = false;
-
-  /** Concrete path of the value now starting: every frame's key or index. */
-  const concretePath = (): string => stack.map((f) => (f.obj ? f.key : String(f.index))).join('/');
-
-  const indices = (): number[] => {
-    const out: number[] = [];
-    for (const f of stack) if (!f.obj) out.push(f.index);
-    return out;
-  };
-
-  const startRecord = (spec: number, i: number, idx: number[]): void => {
-    rec = spec;
-    recDepth = 1;
-    const out = outs[spec]!;
-    recBase = out.pos;
-    out.text(`{"_line":${line},"_i":[${idx.join(',')}]`);
-    recBody = out.pos;
-    recSpan = i + 1;
-    recLine = line;
-    recState = 0;
-    recFirst = true;
-    const keys = opts.records[spec]!.exactKeys;
-    exactKeys = keys && keys.length ? new Set(keys) : null;
-    exactKeyList = keys ?? [];
-  };
-
-  const endRecord = (chunk: Buffer, i: number): void => {
-    const out = outs[rec]!;
-    out.copy(chunk, recSpan, i);
-    if (line !== recLine) {
-      // a pretty-printed record spans lines: its raw newlines are whitespace (strings cannot hold them), flatten it to one NDJSON line
-      const b = out.buf;
-      for (let k = recBody; k < out.pos; k++) if (b[k] === NL || b[k] === CR) b[k] = SPACE;
-    }
-    if (recExact.size) {
-      const spec = opts.records[rec]!;
-      for (const [k, text] of recExact) {
-        const v = spec.convert ? spec.convert(k, text) : text;
-        out.utf8(`,"_${k}":${v === null ? 'null' : jsonString(v)},"_${k}_text":${jsonString(text)}`);
-      }
-      recExact.clear();
-    }
-    out.text('}\n');
-    lineArrays[rec]!.push(recLine);
-    counts[rec]!++;
-    rec = -1;
-  };
-
-  const finishExact = (chunk: Buffer, i: number): void => {
-    let text: string;
-    if (exactParts.length === 0) text = chunk.toString('utf8', exactSpan, i);
-    else {
-      exactParts.push(chunk.subarray(exactSpan, i));
-      text = Buffer.concat(exactParts).toString('utf8');
-      exactParts = [];
-    }
-    if (exactIsString) text = text.slice(1); // drop the opening quote; the closing one is excluded by i
-    recExact.set(recKey, text.trim());
-    exactOn = false;
-  };
-
-  /** The record key that just ended at byte i when it is one of the exact keys, else '' (compared in place: no string built). */
-  const exactKeyAt = (chunk: Buffer, i: number): string => {
-    if (keyStart < 0) {
-      const key = Buffer.from(keyBytes).toString('latin1');
-      return exactKeys!.has(key) ? key : '';
-    }
-    const len = i - keyStart;
-    for (const k of exactKeyList) {
-      if (k.length !== len) continue;
-      let j = 0;
-      while (j < len && chunk[keyStart + j] === k.charCodeAt(j)) j++;
-      if (j === len) return k;
-    }
-    return '';
-  };
-
-  const startCapture = (path: string, i: number, scalar: boolean): void => {
-    cap = path;
-    capParts = [];
-    capSpan = i;
-    capSize = 0;
-    capScalar = scalar;
-  };
-
-  const endCapture = (chunk: Buffer, i: number): void => {
-    capParts.push(chunk.subarray(capSpan, i));
-    capSize += i - capSpan;
-    if (capSize <= captureLimit) captured.set(cap!, Buffer.concat(capParts).toString('utf8').trim());
-    else issues.push({ line, severity: 'warning', code: 'value-too-large', message: traceMessages.captureTooLarge(cap!, capSize) });
-    cap = null;
-    capParts = [];
-  };
-
-  /** A value starts at byte `c` (position i) where the trie says `node`: record it, capture it, walk into it or skip it. */
-  const beginValue = (c: number, i: number, node: TrieNode | null): void => {
-    if (node && node.record >= 0 && c === LBRACE) {
-      startRecord(node.record, i, indices());
-      return;
-    }
-    if (node && node.capture) {
-      const scalar = c !== LBRACE && c !== LBRACKET;
-      startCapture(concretePath(), i, scalar);
-      if (!scalar) {
-        // containers are captured by depth counting in the skip machinery
-        skipDepth = 1;
-      } else if (c === QUOTE) {
-        inString = true;
-        skipScalar = true;
-      } else {
-        skipScalar = true;
-      }
-      return;
-    }
-    if (c === LBRACE || c === LBRACKET) {
-      if (node && node.children.size > 0) {
-        stack.push({ obj: c === LBRACE, node, key: '', index: 0, state: c === LBRACE ? 0 : 3 });
-      } else {
-        skipDepth = 1;
-      }
-      return;
-    }
-    if (c === QUOTE) inString = true;
-    skipScalar = true;
-  };
-
+  if (src.compression === 'zstd') {
+    throw new TickwiseError('unreadable-input', traceMessages.zstdUnsupported(), { file });
+  }
+  const maxRecord = maxRecordBytesOf(opts);
+  const scanner = new RecordScanner(file, opts, opts.captureLimit ?? 16 << 20);
   const hwm = opts.chunkBytes ?? 4 << 20;
   const stream = src.compression === 'gzip'
     ? createReadStream(src.path, { highWaterMark: hwm }).pipe(createGunzip({ chunkSize: Math.max(64, hwm) }))
     : createReadStream(src.path, { highWaterMark: hwm });
-  let sawAnything = false;
-  let documentDone = false;
-
+  // the window: bytes not yet consumed (a cut record or token), then the chunks read since
+  let rest: Buffer = Buffer.alloc(0);
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  const tooLarge = (bytes: number): never => {
+    throw new TickwiseError('bad-record', `a single JSON value (a record) of more than ${bytes} bytes starts here: beyond the limit of ${maxRecord} bytes (TICKWISE_MAX_RECORD_BYTES raises it)`, { file, line: scanner.line });
+  };
+  /** Scans the window; true when it ends inside a record or token (kept as `rest`). */
+  const step = (final: boolean): boolean => {
+    const win = pending.length === 0 ? rest : rest.length === 0 && pending.length === 1 ? pending[0]! : Buffer.concat([rest, ...pending]);
+    pending = [];
+    pendingBytes = 0;
+    scanner.run(win, 0, win.length, final);
+    const keep = scanner.pos;
+    scanner.beforeShift(keep);
+    rest = win.subarray(keep);
+    if (rest.length > maxRecord) tooLarge(rest.length);
+    return rest.length > 0;
+  };
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
-      recSpan = 0;
-      exactSpan = 0;
-      capSpan = 0;
-      const n = chunk.length;
-      for (let i = 0; i < n; i++) {
-        const c = chunk[i]!;
-        if (c === NL) line++;
-
-        // ---- inside a record: copy through, watch its own level ----
-        if (rec >= 0) {
-          if (inString) {
-            if (escape) escape = false;
-            else if (c === BACKSLASH) escape = true;
-            else if (c === QUOTE) {
-              inString = false;
-              if (recDepth === 1 && recState === 1) {
-                recKey = exactKeys ? exactKeyAt(chunk, i) : '';
-                recState = 2;
-              } else if (recDepth === 1 && recState === 3) {
-                if (exactOn) finishExact(chunk, i);
-                recState = 4;
-              }
-            } else if (recDepth === 1 && recState === 1 && keyStart < 0 && exactKeys) keyBytes.push(c);
-            continue;
-          }
-          if (recDepth === 1) {
-            if (exactOn && !exactIsString && (c === COMMA || c === RBRACE || isWs(c))) finishExact(chunk, i);
-            if (recFirst && !isWs(c) && c !== RBRACE) {
-              // the record's first member: separate it from the leading keys (only whitespace came before it: drop it)
-              const out = outs[rec]!;
-              out.pos = recBody;
-              out.text(',');
-              recSpan = i;
-              recFirst = false;
-            }
-            switch (recState) {
-              case 0:
-                if (c === QUOTE) {
-                  inString = true;
-                  keyBytes = [];
-                  keyStart = i + 1;
-                  recState = 1;
-                } else if (c === RBRACE) {
-                  recDepth = 0;
-                  endRecord(chunk, i);
-                } else if (!isWs(c) && c !== COMMA) fail(traceMessages.badJson(`unexpected ${JSON.stringify(String.fromCharCode(c))} where a key was expected`), line);
-                continue;
-              case 2:
-                if (c === COLON) recState = 3;
-                else if (!isWs(c)) fail(traceMessages.badJson('expected ":" after a key'), line);
-                continue;
-              case 3:
-                if (isWs(c)) continue;
-                if (c === LBRACE || c === LBRACKET) {
-                  recDepth++;
-                  recState = 4;
-                } else if (c === QUOTE) {
-                  inString = true;
-                  if (recKey) {
-                    exactOn = true;
-                    exactIsString = true;
-                    exactParts = [];
-                    exactSpan = i;
-                  }
-                } else {
-                  if (recKey) {
-                    exactOn = true;
-                    exactIsString = false;
-                    exactParts = [];
-                    exactSpan = i;
-                  }
-                  recState = 4;
-                }
-                continue;
-              case 4:
-                if (c === COMMA) recState = 0;
-                else if (c === RBRACE) {
-                  recDepth = 0;
-                  endRecord(chunk, i);
-                }
-                continue;
-              default:
-                continue;
-            }
-          }
-          // deeper inside the record
-          if (c === QUOTE) inString = true;
-          else if (c === LBRACE || c === LBRACKET) recDepth++;
-          else if (c === RBRACE || c === RBRACKET) recDepth--;
-          continue;
-        }
-
-        // ---- skipping a value (possibly capturing it) ----
-        if (skipScalar) {
-          if (inString) {
-            if (escape) escape = false;
-            else if (c === BACKSLASH) escape = true;
-            else if (c === QUOTE) {
-              inString = false;
-              skipScalar = false;
-              if (cap !== null && capScalar) endCapture(chunk, i + 1);
-            }
-            continue;
-          }
-          if (c === COMMA || c === RBRACE || c === RBRACKET || isWs(c)) {
-            skipScalar = false;
-            if (cap !== null && capScalar) endCapture(chunk, i);
-            // fall through: the delimiter belongs to the enclosing container
-          } else continue;
-        } else if (skipDepth > 0) {
-          if (inString) {
-            if (escape) escape = false;
-            else if (c === BACKSLASH) escape = true;
-            else if (c === QUOTE) inString = false;
-            continue;
-          }
-          if (c === QUOTE) inString = true;
-          else if (c === LBRACE || c === LBRACKET) skipDepth++;
-          else if (c === RBRACE || c === RBRACKET) {
-            skipDepth--;
-            if (skipDepth === 0) {
-              if (cap !== null) endCapture(chunk, i + 1);
-            }
-          }
-          continue;
-        }
-
-        // ---- walking the structure outside records ----
-        if (stack.length === 0) {
-          if (isWs(c)) continue;
-          if (!sawAnything && (c === 0xef || c === 0xbb || c === 0xbf)) continue; // UTF-8 BOM
-          if (opts.mode === 'document' && documentDone) fail(traceMessages.trailingData(), line);
-          sawAnything = true;
-          if (opts.mode === 'lines') {
-            if (c !== LBRACE) fail(traceMessages.notJsonObjectLine(), line);
-            const node = root.record >= 0 ? root : null;
-            if (!node) fail(traceMessages.notJsonObjectLine(), line);
-            startRecord(root.record, i, [topCount]);
-            topCount++;
-            continue;
-          }
-          if (c !== LBRACE && c !== LBRACKET) fail(traceMessages.notJsonDocument(), line);
-          const node = root;
-          if (c === LBRACKET) {
-            stack.push({ obj: false, node, key: '', index: 0, state: 3 });
-          } else {
-            stack.push({ obj: true, node, key: '', index: 0, state: 0 });
-          }
-          continue;
-        }
-        const f = stack[stack.length - 1]!;
-        if (f.obj) {
-          if (f.state === 1) {
-            if (escape) {
-              escape = false;
-              keyBytes.push(c);
-            } else if (c === BACKSLASH) escape = true;
-            else if (c === QUOTE) {
-              f.key = Buffer.from(keyBytes).toString('latin1');
-              f.state = 2;
-            } else keyBytes.push(c);
-            continue;
-          }
-          if (isWs(c)) continue;
-          if (f.state === 0 || f.state === 4) {
-            if (c === QUOTE && f.state === 0) {
-              keyBytes = [];
-              f.state = 1;
-            } else if (c === COMMA && f.state === 4) f.state = 0;
-            else if (c === RBRACE) closeContainer();
-            else fail(traceMessages.badJson(`unexpected ${JSON.stringify(String.fromCharCode(c))} in an object`), line);
-            continue;
-          }
-          if (f.state === 2) {
-            if (c !== COLON) fail(traceMessages.badJson('expected ":" after a key'), line);
-            f.state = 3;
-            continue;
-          }
-          // state 3: a value begins
-          f.state = 4;
-          beginValue(c, i, f.node ? f.node.children.get(f.key) ?? null : null);
-          continue;
-        }
-        // array
-        if (isWs(c)) continue;
-        if (c === RBRACKET) {
-          closeContainer();
-          continue;
-        }
-        if (c === COMMA) {
-          // tolerate a trailing comma before ]: Chrome's writer leaves one when a trace is cut
-          if (f.state === 4) {
-            f.state = 3;
-            f.index++;
-          }
-          continue;
-        }
-        if (f.state === 4) fail(traceMessages.badJson('expected "," between array elements'), line);
-        f.state = 4;
-        beginValue(c, i, f.node ? f.node.children.get('[]') ?? null : null);
-      }
-
-    // carry partial spans across the chunk boundary
-      if (rec >= 0) {
-        outs[rec]!.copy(chunk, recSpan, chunk.length);
-        if (exactOn) exactParts.push(Buffer.from(chunk.subarray(exactSpan)));
-        if (recState === 1 && keyStart >= 0) {
-          // a key cut by the chunk boundary: keep its bytes so far
-          keyBytes = [...chunk.subarray(keyStart)];
-          keyStart = -1;
-        }
-      }
-      // write out finished records (keep the one being assembled)
-      for (let k = 0; k < outs.length; k++) {
-        const o = outs[k]!;
-        const keep = rec === k ? recBase : o.pos;
-        if (keep >= 4 << 20) {
-          await o.flush(keep);
-          if (rec === k) {
-            recBody -= keep;
-            recBase = 0;
-          }
-        }
-      }
-      if (cap !== null) {
-        capParts.push(chunk.subarray(capSpan));
-        capSize += chunk.length - capSpan;
-        if (capSize > captureLimit * 2) {
-          issues.push({ line, severity: 'warning', code: 'value-too-large', message: traceMessages.captureTooLarge(cap, capSize) });
-          cap = null;
-          capParts = [];
-        }
-      }
+      pending.push(chunk);
+      pendingBytes += chunk.length;
+      // a large cut record is parsed again only once as many bytes again have come (linear, not quadratic)
+      if (pendingBytes < rest.length && rest.length + pendingBytes <= maxRecord) continue;
+      step(false);
+      await scanner.flush();
     }
-
+    scanner.end(step(true));
+    await scanner.close();
+    return scanner.result();
   } catch (e) {
     (stream as { destroy?: () => void }).destroy?.();
-    await Promise.all(outs.map((o) => o.close().catch(() => undefined)));
+    scanner.destroy();
     if (e instanceof TickwiseError) throw e;
     const err = e as NodeJS.ErrnoException;
-    throw new TickwiseError('unreadable-input', traceMessages.unreadable(err.code === 'Z_DATA_ERROR' || err.code === 'Z_BUF_ERROR' ? 'corrupt gzip data' : err.message), { file, line, cause: e });
+    throw new TickwiseError('unreadable-input', traceMessages.unreadable(err.code === 'Z_DATA_ERROR' || err.code === 'Z_BUF_ERROR' ? 'corrupt gzip data' : err.message), { file, line: scanner.line, cause: e });
   }
-
-  function closeContainer(): void {
-    stack.pop();
-    if (stack.length === 0) documentDone = true;
-  }
-
-  // ---- end of input ----
-  if (rec >= 0) {
-    issues.push({ line: recLine, severity: 'warning', code: 'truncated-record', message: traceMessages.truncatedRecord() });
-    outs[rec]!.pos = recBase;
-    rec = -1;
-  }
-  if (!sawAnything) {
-    await Promise.all(outs.map((o) => o.close()));
-    throw new TickwiseError('empty-input', traceMessages.emptyFile(), { file });
-  }
-  if (stack.length > 0 || inString || skipDepth > 0) {
-    const top = stack[stack.length - 1];
-    const arrayOfRecords = top !== undefined && !top.obj && (top.node?.children.get('[]')?.record ?? -1) >= 0;
-    if (arrayOfRecords && stack.length <= 2 && !inString && skipDepth === 0) {
-      issues.push({ line, severity: 'info', code: 'unterminated-array', message: traceMessages.unterminatedArray() });
-    } else {
-      await Promise.all(outs.map((o) => o.close()));
-      fail(traceMessages.truncatedDocument(), line);
-    }
-  }
-  await Promise.all(outs.map((o) => o.close()));
-  return { counts, lines: lineArrays.map((l) => l.done()), captured, issues, sourceLines: line };
 }
 
 /** Maps a 1-based NDJSON line (as DuckDB reports it) to the source line. */
