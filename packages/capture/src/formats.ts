@@ -130,6 +130,9 @@ export async function importInput(store: Store, input: string, opts: ImportOptio
     const format = opts.format ?? (await detectFormat(src));
     const spec = FORMATS[format];
     if (!spec) throw new TickwiseError('unknown-format', `unknown format "${format}" (known: ${Object.keys(FORMATS).join(', ')})`);
+    if (src.isDirectory && format !== 'tickwise-recorder') {
+      throw new TickwiseError('usage', `a directory: --input-format ${format} reads a file (only tickwise-recorder reads a capture directory)`, { file: src.displayPath });
+    }
     return await spec.read(store, src, opts);
   } finally {
     await src.cleanup();

@@ -40,6 +40,7 @@ export async function openInputs(inputs: readonly string[], opts: ImportOptions 
     try {
       return { store: await Store.open(stores[0]!, { readOnly: true }), imported: [] };
     } catch (e) {
+      if (e instanceof TickwiseError) throw e;
       throw new TickwiseError('unreadable-input', `cannot open store: ${(e as Error).message.split('\n')[0]}`, { file: stores[0], cause: e });
     }
   }

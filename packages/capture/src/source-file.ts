@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { constants, createWriteStream, type Stats } from 'node:fs';
 import { mkdtemp, open, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,12 +17,55 @@ export interface SourceFile {
   readonly path: string;
   readonly sizeBytes: number;
   readonly compression: Compression;
-  /** Removes any temporary copy. */
+  /** True for a directory (a recorder capture); every other format reads a file. */
+  readonly isDirectory?: boolean;
+  /**
+   * Removes any temporary copy, and fails (`input-changed`) when the file
+   * was changed while it was read: its size, modification time or inode
+   * differ from when it was opened, so the sha256/size recorded for it would
+   * describe neither version.
+   */
   cleanup(): Promise<void>;
 }
 
 /** How the CLI passes `-` (stdin) through its argument parser. */
 export const STDIN_ARG = '/dev/stdin';
+
+/** How long a FIFO may stay without a writer before it is refused, ms. */
+const FIFO_NO_WRITER_MS = 2000;
+
+/** What identifies one version of a file: size, modification time, inode. */
+interface FileVersion {
+  readonly size: number;
+  readonly mtimeNs: bigint;
+  readonly ino: bigint;
+}
+
+function versionOf(st: Stats | import('node:fs').BigIntStats): FileVersion {
+  const b = st as import('node:fs').BigIntStats;
+  return { size: Number(b.size), mtimeNs: BigInt(b.mtimeNs), ino: BigInt(b.ino) };
+}
+
+/** Open-time versions of the files being imported, by path, so a change while reading is seen. */
+const openVersions = new Map<string, { displayPath: string; version: FileVersion }>();
+
+function changedError(displayPath: string, before: FileVersion, after: FileVersion | null): TickwiseError {
+  const what = after === null ? 'was removed'
+    : after.ino !== before.ino ? 'was replaced'
+    : after.size !== before.size ? `${after.size > before.size ? 'grew' : 'shrank'} from ${before.size} to ${after.size} bytes`
+    : 'was rewritten';
+  return new TickwiseError('input-changed',
+    `the file ${what} while it was being imported; nothing was stored for it: import it again once it is complete (copy it first if something still writes it)`,
+    { file: displayPath });
+}
+
+async function currentVersion(path: string): Promise<FileVersion | null> {
+  return stat(path, { bigint: true }).then(versionOf, () => null);
+}
+
+function sameVersion(a: FileVersion, b: FileVersion | null): boolean {
+  return b !== null && a.size === b.size && a.mtimeNs === b.mtimeNs && a.ino === b.ino;
+}
 
 /** Reads the first bytes of a file to tell its compression. */
 export async function detectCompression(path: string): Promise<Compression> {
@@ -38,44 +81,243 @@ export async function detectCompression(path: string): Promise<Compression> {
   }
 }
 
+async function sleep(ms: number): Promise<void> {
+  await new Promise((r) => setTimeout(r, ms));
+}
+
 /**
- * Opens an input: a path, or `-` for stdin (copied to a temporary file so it
- * can be scanned more than once).
+ * Copies a FIFO, socket or `<(...)` pipe to a file, reading it once. It is
+ * opened non-blocking, so a FIFO that nobody writes is refused after
+ * {@link FIFO_NO_WRITER_MS} instead of blocking forever; once a writer has
+ * been seen, its end of file ends the copy.
+ */
+async function copyStreamOnce(path: string, to: string, displayPath: string): Promise<void> {
+  const fh = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  const outFh = await open(to, 'w');
+  try {
+    const buf = Buffer.alloc(1 << 20);
+    let sawWriter = false;
+    const started = Date.now();
+    for (;;) {
+      let n: number;
+      try {
+        ({ bytesRead: n } = await fh.read(buf, 0, buf.length, null));
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') throw e;
+        sawWriter = true; // open for writing, nothing written yet
+        await sleep(5);
+        continue;
+      }
+      if (n > 0) {
+        sawWriter = true;
+        await outFh.write(buf, 0, n);
+        continue;
+      }
+      if (sawWriter) return;
+      if (Date.now() - started > FIFO_NO_WRITER_MS) {
+        throw new TickwiseError('unreadable-input',
+          `a FIFO with no writer: nothing wrote to it within ${FIFO_NO_WRITER_MS / 1000} s (start the program that writes it first, or give a file)`,
+          { file: displayPath });
+      }
+      await sleep(20);
+    }
+  } finally {
+    await outFh.close();
+    await fh.close();
+  }
+}
+
+function readError(e: unknown, displayPath: string): TickwiseError {
+  if (e instanceof TickwiseError) return e;
+  const code = (e as NodeJS.ErrnoException).code;
+  const why = code === 'ENOENT' ? 'no such file (ENOENT)'
+    : code === 'EACCES' || code === 'EPERM' ? 'permission denied'
+    : code === 'ENOSPC' ? 'no room on the disk for a temporary copy of it'
+    : code ?? (e as Error).message;
+  return new TickwiseError('unreadable-input', `cannot read: ${why}`, { file: displayPath, cause: e });
+}
+
+/**
+ * Opens an input: a path, or `-` for stdin. Stdin, FIFOs, sockets and
+ * `<(...)` pipes are copied to a temporary file first (read once: they
+ * cannot be scanned twice or hashed beside the parse); character devices
+ * other than stdin (`/dev/zero`) are refused.
  */
 export async function openSource(displayPathIn: string): Promise<SourceFile> {
   let displayPath = displayPathIn;
   let path = displayPath;
   let tmp: string | undefined;
-  if (displayPath === '-' || displayPath === STDIN_ARG) {
-    displayPath = '<stdin>';
-    tmp = await mkdtemp(join(tmpdir(), 'tickwise-stdin-'));
-    path = join(tmp, 'stdin');
-    await pipeline(process.stdin, createWriteStream(path));
+  const removeTmp = async () => {
+    if (tmp) await rm(tmp, { recursive: true, force: true });
+  };
+  try {
+    if (displayPath === '-' || displayPath === STDIN_ARG) {
+      displayPath = '<stdin>';
+      tmp = await mkdtemp(join(tmpdir(), 'tickwise-stdin-'));
+      path = join(tmp, 'stdin');
+      await pipeline(process.stdin, createWriteStream(path));
+    } else {
+      const st0 = await stat(path);
+      if (st0.isFIFO() || st0.isSocket()) {
+        tmp = await mkdtemp(join(tmpdir(), 'tickwise-pipe-'));
+        const copy = join(tmp, 'input');
+        await copyStreamOnce(path, copy, displayPath);
+        path = copy;
+      } else if (st0.isCharacterDevice() || st0.isBlockDevice()) {
+        throw new TickwiseError('unreadable-input', `not a regular file (a ${st0.isCharacterDevice() ? 'character' : 'block'} device): give a capture file, or pipe it in as -`, { file: displayPath });
+      }
+    }
+  } catch (e) {
+    await removeTmp();
+    throw readError(e, displayPath);
   }
   let st;
   try {
-    st = await stat(path);
+    st = await stat(path, { bigint: true });
   } catch (e) {
-    throw new TickwiseError('unreadable-input', `cannot read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { file: displayPath });
+    await removeTmp();
+    throw readError(e, displayPath);
   }
   if (st.isDirectory()) {
-    return { displayPath, path, sizeBytes: 0, compression: 'none', cleanup: async () => undefined };
+    return { displayPath, path, sizeBytes: 0, compression: 'none', isDirectory: true, cleanup: async () => undefined };
   }
-  const compression = await detectCompression(path);
+  const version = versionOf(st);
+  let compression: Compression;
+  try {
+    compression = await detectCompression(path);
+  } catch (e) {
+    await removeTmp();
+    throw readError(e, displayPath);
+  }
+  openVersions.set(path, { displayPath, version });
   return {
     displayPath,
     path,
-    sizeBytes: st.size,
+    sizeBytes: version.size,
     compression,
+    isDirectory: false,
     cleanup: async () => {
-      if (tmp) await rm(tmp, { recursive: true, force: true });
+      openVersions.delete(path);
+      const after = await currentVersion(path);
+      await removeTmp();
+      if (!sameVersion(version, after)) throw changedError(displayPath, version, after);
     },
   };
 }
 
-/** SHA-256 of a file as hex, streamed. */
+/**
+ * SHA-256 of a file as hex, streamed. For a file opened by
+ * {@link openSource}, the bytes hashed must be the bytes it had when it was
+ * opened (same size, unchanged during the hash), or it fails with
+ * `input-changed`.
+ */
 export async function sha256File(path: string): Promise<string> {
+  const opened = openVersions.get(path);
+  const fh = await open(path, 'r');
+  let hashed = 0;
   const h = createHash('sha256');
-  await pipeline(createReadStream(path, { highWaterMark: 4 << 20 }), h);
+  let before: FileVersion;
+  try {
+    before = versionOf(await fh.stat({ bigint: true }));
+    const buf = Buffer.alloc(4 << 20);
+    for (;;) {
+      const { bytesRead } = await fh.read(buf, 0, buf.length, null);
+      if (bytesRead === 0) break;
+      h.update(buf.subarray(0, bytesRead));
+      hashed += bytesRead;
+    }
+  } finally {
+    await fh.close();
+  }
+  if (opened) {
+    const after = await currentVersion(path);
+    const reference = opened.version;
+    if (!sameVersion(reference, before) || !sameVersion(reference, after) || hashed !== reference.size) {
+      throw changedError(opened.displayPath, reference, after ?? null);
+    }
+  }
   return h.digest('hex');
+}
+
+/**
+ * The 1-based line of the first line of a plain file that is not valid
+ * UTF-8, or undefined (DuckDB's own line for such an error is one too far).
+ */
+export async function firstInvalidUtf8Line(path: string): Promise<number | undefined> {
+  const fh = await open(path, 'r');
+  try {
+    const decoder = new TextDecoder('utf-8', { fatal: true });
+    const buf = Buffer.alloc(1 << 20);
+    let line = 1;
+    let pending: Buffer = Buffer.alloc(0);
+    for (;;) {
+      const { bytesRead } = await fh.read(buf, 0, buf.length, null);
+      const chunk = bytesRead === 0 ? Buffer.alloc(0) : Buffer.concat([pending, buf.subarray(0, bytesRead)]);
+      let start = 0;
+      const data = bytesRead === 0 ? pending : chunk;
+      for (;;) {
+        const nl = data.indexOf(0x0a, start);
+        if (nl < 0) break;
+        try { decoder.decode(data.subarray(start, nl)); } catch { return line; }
+        line++;
+        start = nl + 1;
+      }
+      if (bytesRead === 0) {
+        try { decoder.decode(data.subarray(start)); } catch { return line; }
+        return undefined;
+      }
+      pending = Buffer.from(data.subarray(start));
+    }
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * The 1-based line of the `nth` (1-based) match of a global regex in a
+ * source (gzip decompressed), or undefined; for errors about values the
+ * JSON scanner captured without their lines. Matches do not cross a 1 MiB
+ * chunk boundary plus 4 KiB of overlap.
+ */
+export async function lineOfNthMatch(src: SourceFile, re: RegExp, nth: number): Promise<number | undefined> {
+  const { createReadStream } = await import('node:fs');
+  const zlib = await import('node:zlib');
+  let stream: NodeJS.ReadableStream = createReadStream(src.path, { highWaterMark: 1 << 20 });
+  if (src.compression === 'gzip') stream = stream.pipe(zlib.createGunzip());
+  else if (src.compression !== 'none') return undefined;
+  let seen = 0;
+  let line = 1;
+  let carry = '';
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      const text = carry + chunk.toString('latin1');
+      const keep = Math.max(0, text.length - 4096);
+      re.lastIndex = 0;
+      let m: RegExpExecArray | null;
+      while ((m = re.exec(text)) !== null) {
+        if (m.index >= keep) break;
+        seen++;
+        if (seen === nth) {
+          for (let i = 0; i < m.index; i++) if (text.charCodeAt(i) === 10) line++;
+          return line;
+        }
+      }
+      for (let i = 0; i < keep; i++) if (text.charCodeAt(i) === 10) line++;
+      carry = text.slice(keep);
+    }
+    re.lastIndex = 0;
+    let m: RegExpExecArray | null;
+    while ((m = re.exec(carry)) !== null) {
+      seen++;
+      if (seen === nth) {
+        for (let i = 0; i < m.index; i++) if (carry.charCodeAt(i) === 10) line++;
+        return line;
+      }
+    }
+    return undefined;
+  } catch {
+    return undefined;
+  } finally {
+    (stream as unknown as { destroy?: () => void }).destroy?.();
+  }
 }

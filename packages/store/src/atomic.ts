@@ -112,6 +112,24 @@ async function removeStaleCopies(dbPath: string): Promise<void> {
   }
 }
 
+/**
+ * Refuses an existing file that is not a DuckDB database before it is
+ * copied (DuckDB's magic `DUCK` at byte 8); an empty file is a new store.
+ */
+async function refuseNonStore(dbPath: string): Promise<void> {
+  const fh = await open(dbPath, 'r');
+  try {
+    const buf = Buffer.alloc(12);
+    const { bytesRead } = await fh.read(buf, 0, 12, 0);
+    if (bytesRead === 0) return;
+    if (bytesRead < 12 || buf.toString('latin1', 8, 12) !== 'DUCK') {
+      throw new TickwiseError('usage', 'not a DuckDB store (a tickwise store is a DuckDB database file): give a new or existing .duckdb store with --db', { file: dbPath });
+    }
+  } finally {
+    await fh.close();
+  }
+}
+
 function fsyncPath(p: string): void {
   const fd = openSync(p, 'r');
   try {
@@ -196,9 +214,16 @@ export async function withAtomicStore<T>(
         const s = await Store.open(dbPath);
         await s.close();
       }
+      await refuseNonStore(dbPath);
       await copyFile(dbPath, tmp);
     }
-    store = await Store.open(tmp);
+    try {
+      store = await Store.open(tmp);
+    } catch (e) {
+      // the copy's failure is the store's: name the file the user gave
+      if (e instanceof TickwiseError && e.file === tmp) throw new TickwiseError(e.code, e.message, { file: dbPath, cause: e });
+      throw e;
+    }
     const result = await work(store);
     const s = store;
     store = undefined;

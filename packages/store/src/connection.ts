@@ -1,5 +1,6 @@
 import { DuckDBConnection, DuckDBInstance, type DuckDBAppender, type DuckDBValue } from '@duckdb/node-api';
-import { TABLES, SCHEMA_VERSION, tableColumns, type AppendRow, type TableName } from './schema';
+import { TickwiseError } from '@tickwise/time';
+import { TABLES, TABLE_NAMES, SCHEMA_VERSION, tableColumns, type AppendRow, type TableName } from './schema';
 import { AppendValueError, columnWriter } from './append';
 import { convertValue } from './values';
 import { QueryError } from './query-error';
@@ -27,22 +28,69 @@ export class Store {
     this.conn = conn;
   }
 
-  /** Opens (creating if needed) a store at `path`, or `:memory:`. */
+  /**
+   * Opens (creating if needed) a store at `path`, or `:memory:`. A file
+   * that is not a DuckDB database, a directory, or a store written by a
+   * newer tickwise (its schema_version above {@link SCHEMA_VERSION}, or its
+   * canonical tables with other columns) is refused with a `TickwiseError`
+   * naming the file; a newer store is never written to or re-marked.
+   */
   static async open(path: string, opts: { readOnly?: boolean; threads?: number } = {}): Promise<Store> {
     const options: Record<string, string> = {};
     if (opts.readOnly) options['access_mode'] = 'READ_ONLY';
     if (opts.threads !== undefined) options['threads'] = String(opts.threads);
-    const instance = await DuckDBInstance.create(path, options);
+    let instance: DuckDBInstance;
+    try {
+      instance = await DuckDBInstance.create(path, options);
+    } catch (e) {
+      throw new TickwiseError('unreadable-input', openFailure((e as Error).message), { file: path, cause: e });
+    }
     const conn = await instance.connect();
     const store = new Store(path, instance, conn);
-    await store.run(`SET TimeZone = 'UTC'`).catch(() => undefined);
-    if (!opts.readOnly) await store.ensureSchema();
+    try {
+      await store.run(`SET TimeZone = 'UTC'`).catch(() => undefined);
+      await store.checkSchemaVersion();
+      if (!opts.readOnly) await store.ensureSchema();
+    } catch (e) {
+      conn.closeSync();
+      instance.closeSync();
+      throw e;
+    }
     return store;
+  }
+
+  /** Refuses a store whose recorded schema is newer than this code's. */
+  private async checkSchemaVersion(): Promise<void> {
+    const has = await this.scalar(`SELECT count(*) FROM duckdb_tables() WHERE table_name = 'tickwise_meta' AND schema_name = 'main'`);
+    if (Number(has) === 0) return;
+    const v = await this.scalar(`SELECT value FROM tickwise_meta WHERE key = 'schema_version'`);
+    const version = v === null ? null : Number(v);
+    if (version !== null && (!Number.isInteger(version) || version > SCHEMA_VERSION)) {
+      throw new TickwiseError('store-version',
+        `this store was written by a newer tickwise (schema ${String(v)}; this one knows schema ${SCHEMA_VERSION} and older): ` +
+        'use that version, or import the captures into a new store', { file: this.path });
+    }
   }
 
   /** Creates any missing canonical table and records the schema version. */
   async ensureSchema(): Promise<void> {
     for (const ddl of Object.values(TABLES)) await this.run(ddl);
+    // a table of another shape (a store from another schema) is refused before anything is written
+    const cols = await this.query({ t: 'string', c: 'string' },
+      `SELECT table_name AS t, column_name AS c FROM duckdb_columns() WHERE schema_name = 'main' ORDER BY table_name, column_index`);
+    for (const t of TABLE_NAMES) {
+      const have = cols.filter((r) => r.t === t).map((r) => r.c);
+      const want = tableColumns(t).map((c) => c.name);
+      if (have.join(',') !== want.join(',')) {
+        const extra = have.filter((c) => !want.includes(c));
+        const missing = want.filter((c) => !have.includes(c));
+        throw new TickwiseError('store-version',
+          `this store's table ${t} has other columns than schema ${SCHEMA_VERSION} (${[
+            extra.length ? `not known here: ${extra.join(', ')}` : '', missing.length ? `missing: ${missing.join(', ')}` : '',
+            !extra.length && !missing.length ? 'in another order' : '',
+          ].filter(Boolean).join('; ')}): it was written by another tickwise version; import the captures into a new store`, { file: this.path });
+      }
+    }
     await this.run(
       `INSERT INTO tickwise_meta VALUES ('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
       [String(SCHEMA_VERSION)],
@@ -254,4 +302,16 @@ export class Store {
       this.instance.closeSync();
     }
   }
+}
+
+/** DuckDB's open failure said for people. */
+function openFailure(message: string): string {
+  const first = message.split('\n')[0]!.replace(/^IO Error: /, '');
+  if (/not a valid DuckDB database file/i.test(first)) return 'not a DuckDB store (a tickwise store is a DuckDB database file)';
+  if (/Is a directory/i.test(first)) return 'a directory, not a store file';
+  if (/No such file|does not exist/i.test(first)) return 'no such store';
+  if (/Permission denied/i.test(first)) return 'cannot open the store: permission denied';
+  if (/Could not set lock|Conflicting lock/i.test(first)) return 'the store is open for writing in another process (DuckDB holds its lock): wait for it to finish';
+  if (/read-only|Read-only/i.test(first)) return 'cannot open the store for writing: read-only file system';
+  return `cannot open the store: ${first}`;
 }

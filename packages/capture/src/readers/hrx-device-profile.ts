@@ -1,13 +1,12 @@
 import { join } from 'node:path';
 import { QueryError, type DeviceKind, type Store } from '@tickwise/store';
 import { TickwiseError, mapFromFrequency } from '@tickwise/time';
-import { tickNsSql } from '../tick-sql';
-import type { Diagnostic, ImportOptions, ImportResult } from './ireeperf-jsonl';
+import { tickBeyondNsSql, tickNsInRangeSql, type Diagnostic, type ImportOptions, type ImportResult } from './ireeperf-jsonl';
 import {
   baseName, cleanDuckdbMessage, deviceKindFromText, duckdbLine, insertAssumption, insertCapture, insertDevice, insertDiagnostics, sqlString, withTempDir,
 } from '../capture-rows';
 import { scanJsonRecords, sourceLineOf, type JsonPath } from '../json-records';
-import { sha256File, type SourceFile } from '../source-file';
+import { firstInvalidUtf8Line, lineOfNthMatch, sha256File, type SourceFile } from '../source-file';
 import { traceMessages } from '../trace-messages';
 import '../reader-options';
 
@@ -89,8 +88,10 @@ export async function importHrxDeviceProfile(store: Store, src: SourceFile, opts
               queue: 'VARCHAR', id: 'VARCHAR'})`);
       } catch (e) {
         if (!(e instanceof QueryError)) throw e;
+        // DuckDB's line for a UTF-8 error is one past the record's: find the record itself
+        const ndjsonLine = /invalid UTF-8/i.test(e.message) ? (await firstInvalidUtf8Line(out)) ?? duckdbLine(e.message) : duckdbLine(e.message);
         throw new TickwiseError('bad-record', traceMessages.badRecord(cleanDuckdbMessage(e.message)), {
-          file: src.displayPath, line: sourceLineOf(scan.lines[0]!, duckdbLine(e.message)), cause: e,
+          file: src.displayPath, line: sourceLineOf(scan.lines[0]!, ndjsonLine), cause: e,
         });
       }
       for (const f of ['start_tick', 'end_tick'] as const) {
@@ -107,6 +108,7 @@ export async function importHrxDeviceProfile(store: Store, src: SourceFile, opts
         if (!keys.includes(k)) keys.push(k);
       }
       keys.sort();
+      await refuseBadFrequencies(src, profiles);
       await store.run(`CREATE OR REPLACE TEMP TABLE tw_hrx_fit (profile VARCHAR, device INTEGER, time_source VARCHAR, base_tick HUGEINT, base_ns HUGEINT, num HUGEINT)`);
       let sawDeclared = false;
       for (let device = 0; device < keys.length; device++) {
@@ -147,16 +149,23 @@ export async function importHrxDeviceProfile(store: Store, src: SourceFile, opts
           key, device, source, map?.base_tick.toString() ?? null, map?.base_ns.toString() ?? null, map?.ns_per_tick_num.toString() ?? null,
         ]);
       }
-      const tickNs = (col: string) => tickNsSql(col, 'f');
+      const tickNs = (col: string) => tickNsInRangeSql(col, 'f');
+      const beyond = `(${tickBeyondNsSql('h.start_tick', 'f')} OR ${tickBeyondNsSql('h.end_tick', 'f')})`;
       opts.onProgress?.('loading tables');
       await store.run(`INSERT INTO dispatches
         SELECT ${captureId}, f.device, TRY_CAST(h.queue AS INTEGER), NULL, NULL, NULL, TRY_CAST(h.id AS UBIGINT), NULL, NULL, coalesce(h.name, h.kernel, h.label, 'interval'),
           ${tickNs('h.start_tick')} AS s_ns, ${tickNs('h.end_tick')} AS e_ns, e_ns - s_ns, h.start_tick, h.end_tick, NULL, f.time_source,
-          h.end_tick > h.start_tick, NULL, NULL, NULL, NULL, h._line
+          h.end_tick > h.start_tick AND NOT ${beyond}, NULL, NULL, NULL, NULL, h._line
         FROM tw_hrx h JOIN tw_hrx_fit f ON f.profile = h.profile ORDER BY h._line`);
       const bad = (await store.query({ n: 'number', line: 'number?' },
         `SELECT count(*)::INTEGER AS n, min(_line) AS line FROM tw_hrx WHERE end_tick <= start_tick`))[0]!;
       if (bad.n > 0) diags.push({ severity: 'warning', code: 'non-positive-duration', message: traceMessages.nonPositiveDuration('interval(s)', bad.n), line: bad.line ?? undefined });
+      const huge = (await store.query({ n: 'number', line: 'number?' },
+        `SELECT count(*)::INTEGER AS n, min(h._line) AS line FROM tw_hrx h JOIN tw_hrx_fit f ON f.profile = h.profile WHERE ${beyond}`))[0]!;
+      if (huge.n > 0) {
+        diags.push({ severity: 'warning', code: 'tick-beyond-ns-range', line: huge.line ?? undefined,
+          message: `${huge.n} interval(s) have a tick that maps beyond the int64 ns range: kept with their ticks, *_ns NULL and valid = false` });
+      }
       const anyNone = Number(await store.scalar(`SELECT count(*) FROM tw_hrx_fit WHERE time_source = 'device_tick_none'`)) > 0;
       const timeline = anyNone && !sawDeclared && opts.assumeTickHz === undefined ? 'ticks-only' : 'relative';
       await insertCapture(store, {
@@ -170,6 +179,38 @@ export async function importHrxDeviceProfile(store: Store, src: SourceFile, opts
       for (const t of ['tw_hrx', 'tw_hrx_fit']) await store.run(`DROP TABLE IF EXISTS ${t}`).catch(() => undefined);
     }
   });
+}
+
+/**
+ * A declared `frequency_hz` that is present but not a finite positive number
+ * (-1, 0, NaN, 1e400, a string) is refused with its line: ticks through it
+ * would be stored with a meaningless time base (or silently none).
+ */
+async function refuseBadFrequencies(src: SourceFile, profiles: Map<string, Record<string, string | null>>): Promise<void> {
+  let nth = 0;
+  for (const [prefix, p] of [...profiles.entries()].sort(([a], [b]) => comparePrefix(a, b))) {
+    if (!Object.hasOwn(p, 'frequency_hz')) continue;
+    nth++;
+    const text = p['frequency_hz'];
+    if (text === null) continue; // null: not known (as if left out)
+    const hz = text === undefined ? NaN : Number(text);
+    if (Number.isFinite(hz) && hz > 0) continue;
+    const line = await lineOfNthMatch(src, /"frequency_hz"\s*:/g, nth);
+    throw new TickwiseError('bad-value',
+      `frequency_hz ${text ?? '(not a number)'} of ${prefix === '' ? 'the profile' : `profile ${profileKey(prefix) || prefix}`}: a tick rate must be a positive finite number of Hz ` +
+      '(leave it out and pass --tick-hz when the producer does not know it)', { file: src.displayPath, line });
+  }
+}
+
+/** Orders captured path prefixes by their array positions (document order). */
+function comparePrefix(a: string, b: string): number {
+  const ka = profileKey(a).split('/').map(Number);
+  const kb = profileKey(b).split('/').map(Number);
+  for (let i = 0; i < Math.max(ka.length, kb.length); i++) {
+    const d = (ka[i] ?? -1) - (kb[i] ?? -1);
+    if (d !== 0) return d;
+  }
+  return 0;
 }
 
 /**

@@ -243,7 +243,7 @@ export async function importIreeperfJsonl(store: Store, src: SourceFile, opts: I
     opts.onProgress?.('checking');
     const schemaVersion = await checkSchema(store, src.displayPath);
     opts.onProgress?.('fitting clocks');
-    const fits = await fitDevices(store, captureId, diags, opts);
+    const fits = await fitDevices(store, captureId, diags, opts, src.displayPath);
     opts.onProgress?.('loading tables');
     await loadTables(store, captureId, fits);
     await collectEventDiagnostics(store, diags);
@@ -320,7 +320,14 @@ interface DeviceTime {
   readonly ticked: boolean;
 }
 
-async function fitDevices(store: Store, captureId: number, diags: Diagnostic[], opts: ImportOptions): Promise<Map<number, DeviceTime>> {
+async function fitDevices(store: Store, captureId: number, diags: Diagnostic[], opts: ImportOptions, file?: string): Promise<Map<number, DeviceTime>> {
+  // a declared tick rate that is not a positive finite number of Hz is refused, not stored (or silently dropped)
+  const badHz = await store.rows(`SELECT line, timestamp_frequency_hz::VARCHAR AS hz FROM tw_stage WHERE record_type = 'device'
+    AND timestamp_frequency_hz IS NOT NULL AND NOT (isfinite(timestamp_frequency_hz) AND timestamp_frequency_hz > 0) ORDER BY line LIMIT 1`);
+  if (badHz[0]) {
+    throw new TickwiseError('bad-value', `timestamp_frequency_hz ${String(badHz[0]['hz'])}: a declared tick rate must be a positive finite number of Hz (leave it out and pass --tick-hz when the producer does not know it)`,
+      { file, line: Number(badHz[0]['line']) });
+  }
   const devices = await store.rows(`
     WITH ids AS (
       SELECT physical_device_ordinal AS d FROM tw_stage
@@ -433,8 +440,24 @@ function normalizeKind(raw: unknown, override: DeviceKind | undefined, hasTicks:
   return hasTicks ? 'gpu' : 'cpu';
 }
 
-/** SQL mapping a tick column to host ns through tw_fit `f`, exactly (DOUBLE where provably exact, else HUGEINT). */
-const tickNs = (col: string): string => tickNsSql(col, 'f');
+/**
+ * SQL that is true when a tick maps (through fit `fit`) to a time beyond
+ * int64 ns (|ns| >= 9.22e18, a little inside 2^63 so the DOUBLE estimate's
+ * error cannot matter): such a tick is kept, its `*_ns` NULL and its row
+ * `valid = false`, with a diagnostic, instead of failing the import.
+ */
+export function tickBeyondNsSql(col: string, fit = 'f'): string {
+  return `(${fit}.num IS NOT NULL AND (${col}) IS NOT NULL AND NOT (abs(((${col})::HUGEINT - ${fit}.base_tick)::DOUBLE * (${fit}.num::DOUBLE / 1e15) + ${fit}.base_ns::DOUBLE) < 9.22e18))`;
+}
+
+/** {@link tickNsSql}, NULL for a tick beyond int64 ns ({@link tickBeyondNsSql}). */
+export function tickNsInRangeSql(col: string, fit = 'f'): string {
+  return `CASE WHEN ${tickBeyondNsSql(col, fit)} THEN NULL ELSE ${tickNsSql(col, fit)} END`;
+}
+
+/** SQL mapping a tick column to host ns through tw_fit `f`, exactly (DOUBLE where provably exact, else HUGEINT); NULL beyond int64 ns. */
+const tickNs = (col: string): string => tickNsInRangeSql(col, 'f');
+const tickBeyond = (s: string): string => `(${tickBeyondNsSql(`${s}.start_tick`, 'f')} OR ${tickBeyondNsSql(`${s}.end_tick`, 'f')})`;
 
 const noneIfU32 = (c: string) => `NULLIF(${c}, ${U32_NONE})`;
 const noneIfZero = (c: string) => `NULLIF(${c}, 0)`;
@@ -454,7 +477,7 @@ async function loadTables(store: Store, captureId: number, _fits: Map<number, De
       ${noneIfZero('s.command_buffer_id')} AS cb, ${noneIfU32('s.command_index')} AS ci, s.event_id AS ev, ${noneIfZero('s.executable_id')} AS ex,
       ${noneIfU32('s.function_ordinal')} AS fo, ${kernelName} AS kernel,
       ${tickNs('s.start_tick')} AS start_ns, ${tickNs('s.end_tick')} AS end_ns, s.start_tick, s.end_tick, s.duration_ns AS source_dur_ns, f.time_source AS ts,
-      coalesce(s.valid, true) AND s.start_tick IS NOT NULL AND s.end_tick IS NOT NULL AND s.end_tick >= s.start_tick AS ok,
+      coalesce(s.valid, true) AND s.start_tick IS NOT NULL AND s.end_tick IS NOT NULL AND s.end_tick >= s.start_tick AND NOT ${tickBeyond('s')} AS ok,
       s.workgroup_count[1] AS wx, s.workgroup_count[2] AS wy, s.workgroup_count[3] AS wz, s.line
     FROM tw_stage s JOIN tw_fit f ON f.device = s.physical_device_ordinal ${kjoin}
     WHERE s.record_type = 'dispatch_event')`);
@@ -469,7 +492,7 @@ async function loadTables(store: Store, captureId: number, _fits: Map<number, De
   await store.run(`INSERT INTO submissions
     SELECT ${captureId}, s.physical_device_ordinal, ${noneIfU32('s.queue_ordinal')}, ${noneIfZero('s.submission_id')}, ${noneIfZero('s.command_buffer_id')},
       s.event_id, s.op, ${tickNs('s.start_tick')} AS start_ns, ${tickNs('s.end_tick')} AS end_ns, end_ns - start_ns, s.start_tick, s.end_tick,
-      f.time_source, coalesce(s.valid, true) AND s.end_tick >= s.start_tick, s.operation_count, s.line
+      f.time_source, coalesce(s.valid, true) AND s.end_tick >= s.start_tick AND NOT ${tickBeyond('s')}, s.operation_count, s.line
     FROM tw_stage s JOIN tw_fit f ON f.device = s.physical_device_ordinal
     WHERE s.record_type = 'queue_device_event' ORDER BY s.line`);
   await store.run(`INSERT INTO queue_events
@@ -510,6 +533,12 @@ async function collectEventDiagnostics(store: Store, diags: Diagnostic[]): Promi
     const line = r['first_line'] === null ? undefined : Number(r['first_line']);
     if (invalid > 0) diags.push({ severity: 'warning', code: 'invalid-events', message: captureMessages.invalidEvents(String(r['record_type']), invalid), line });
     if (backwards > 0) diags.push({ severity: 'warning', code: 'invalid-events', message: captureMessages.endBeforeStart(String(r['record_type']), backwards), line });
+  }
+  const beyond = (await store.rows(`SELECT count(*) AS n, min(s.line) AS line FROM tw_stage s JOIN tw_fit f ON f.device = s.physical_device_ordinal
+    WHERE s.record_type IN ('dispatch_event', 'queue_device_event') AND ${tickBeyond('s')}`))[0];
+  if (beyond && Number(beyond['n']) > 0) {
+    diags.push({ severity: 'warning', code: 'tick-beyond-ns-range', line: Number(beyond['line']),
+      message: `${String(beyond['n'])} event(s) have a device tick that maps beyond the int64 ns range: kept with their ticks, *_ns NULL and valid = false` });
   }
   const producer = await store.rows(`SELECT line, severity, message, dropped_record_count, record_type FROM tw_stage
     WHERE record_type IN ('diagnostic', 'dropped_records', 'truncated_chunk') OR dropped_record_count > 0 ORDER BY line`);
