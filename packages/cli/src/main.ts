@@ -3,6 +3,7 @@ import { hideBin } from 'yargs/helpers';
 import { isTickwiseError } from '@tickwise/time';
 import type { Argv, CommandModule } from 'yargs';
 import { VERBS, type Verb } from './commands/index';
+import { DURATION_OPTIONS } from './duration-options';
 import { EXAMPLES, EXAMPLES_NOTE } from './examples';
 import { cliVersion } from './version';
 
@@ -146,6 +147,32 @@ function usageMessage(msg: string | undefined, argv: readonly string[], ctx: Fai
   return text;
 }
 
+/**
+ * Duration options a verb declared as plain strings get the <duration> form
+ * in its help (the type tag dropped, the units said) and stay text when
+ * parsed (`--handoff 100` reaches the verb as "100" and is refused for its
+ * missing unit). Options made with durationOpt already read so. Uses yargs'
+ * descriptions as the verb wrote them; if yargs' internals differ, the help
+ * is left as it was.
+ */
+function showDurations(y: Argv<object>): void {
+  try {
+    const opts = (y as unknown as { getOptions(): { string: string[]; key: Record<string, unknown> } }).getOptions();
+    const desc = (y as unknown as { getInternalMethods(): { getUsageInstance(): { getDescriptions(): Record<string, string | undefined> } } })
+      .getInternalMethods().getUsageInstance().getDescriptions();
+    for (const key of DURATION_OPTIONS) {
+      if (!(key in opts.key) || (desc[key] ?? '').includes('<duration>')) continue;
+      const i = opts.string.indexOf(key);
+      if (i >= 0) opts.string.splice(i, 1);
+      y.coerce(key, (v: unknown) => String(v));
+      const words = (desc[key] ?? '').replace(/ ?\((?:a duration )?with a unit(?: \([^)]*\))?\)/, '').replace(/,? (?:a duration )?with a unit(?: \([^)]*\))?/, '');
+      y.describe(key, `${words} [<duration>: a number with a unit ns|us|ms|s, e.g. ${key === 'min-gap' ? '200us' : '50us'}]`.trim());
+    }
+  } catch {
+    // the help keeps the verb's own words
+  }
+}
+
 /** A verb's module with its Examples section, and its option names made known to the failure handler. */
 function withExamples(m: CommandModule<object, never>, name: string, ctx: FailContext): CommandModule<object, never> {
   const builder = m.builder;
@@ -154,6 +181,7 @@ function withExamples(m: CommandModule<object, never>, name: string, ctx: FailCo
     builder: (y: Argv<object>) => {
       let r = (typeof builder === 'function' ? (builder as (y: Argv<object>) => Argv<object>)(y) : builder ? y.options(builder) : y) as Argv<object>;
       for (const [cmd, what] of EXAMPLES[name] ?? []) r = r.example(cmd, what);
+      showDurations(r);
       if (EXAMPLES[name]?.some(([c]) => c.includes('$S'))) r = r.epilogue(EXAMPLES_NOTE);
       const inner = r;
       ctx.options = () => Object.keys((inner as unknown as { getOptions(): { key: Record<string, unknown> } }).getOptions().key);

@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { VERBS } from '../src/commands/index';
 import { EXAMPLES } from '../src/examples';
+import { DURATION_OPTIONS } from '../src/duration-options';
 
 /**
  * The CLI as a user meets it (issue 18.6, 18.7, 18.11): one meaning of
@@ -141,6 +142,33 @@ describe('help', () => {
     const minGap = gaps.slice(gaps.indexOf('--min-gap'), gaps.indexOf('Examples:'));
     expect(minGap).toContain('<duration>');
     expect(minGap).not.toContain('[string]');
+  });
+
+  it('every duration option of every verb shows <duration>, not [string], and stays text when parsed', () => {
+    // the option's help entry: its line and the wrapped lines under it (up to the next option)
+    const entry = (help: string, key: string) => {
+      const lines = help.split('\n');
+      const i = lines.findIndex((l) => l.trimStart().startsWith(`--${key} `));
+      if (i < 0) return null;
+      const rest = lines.slice(i + 1);
+      const end = rest.findIndex((l) => /^\s+--?\w/.test(l) || l.trim() === '');
+      return [lines[i]!, ...rest.slice(0, end < 0 ? rest.length : end)].join('\n');
+    };
+    const seen: string[] = [];
+    for (const verb of ['gaps', 'diff', 'import', 'ceiling', 'schedule', 'report']) {
+      const help = run([verb, '--help']).stdout;
+      for (const key of DURATION_OPTIONS) {
+        const e = entry(help, key);
+        if (e === null) continue;
+        seen.push(`${verb} --${key}`);
+        expect(e, `${verb} --${key}`).toContain('<duration>');
+        expect(e, `${verb} --${key}`).not.toContain('[string]');
+      }
+    }
+    expect(seen).toEqual(expect.arrayContaining(['gaps --min-gap', 'ceiling --sync-overhead', 'schedule --handoff', 'report --min-gap', 'import --lock-wait']));
+    const r = run(['ceiling', '--gpu-group-ms', '0.4', '--npu-tile-ms', '6', '--rows', '8192', '--sync-overhead', '50']);
+    expect(r.rc).toBe(2);
+    expect(r.stderr).toMatch(/^tickwise: --sync-overhead: invalid duration: 50 \(write a unit/);
   });
 });
 
