@@ -168,25 +168,30 @@ struct HipDispatch {
   uint64_t kernel_id;             // 56 rocprofiler_kernel_id_t
 };
 
-/// Common layout of every amdxdna record's first 32 bytes.
+/// The 32-byte header every amdxdna record (kinds 16..24) starts with, written
+/// once here: each Xdna* struct below opens with TW_XDNA_HEADER_FIELDS, so the
+/// header's fields cannot differ between kinds. `aux_name` is the name of the
+/// u16 at offset 2 for that kind (`aux`, or `index` for the syncobj waits).
+///   F(type, name) is called once per field, in order.
+#define TW_XDNA_HEADER_FIELDS(F, aux_name)                                       \
+  F(uint16_t, kind)          /*  0 Kind */                                      \
+  F(uint16_t, aux_name)      /*  2 kind-specific */                             \
+  F(uint32_t, tid)           /*  4 gettid of the calling thread */              \
+  F(uint64_t, host_enter_ns) /*  8 before the ioctl */                          \
+  F(uint64_t, host_exit_ns)  /* 16 after it returned */                         \
+  F(int32_t, fd)             /* 24 */                                           \
+  F(int32_t, result)         /* 28 ioctl return; -errno when it returned -1 */
+#define TW_DECLARE_FIELD(type, name) type name;
+#define TW_XDNA_HEADER(aux_name) TW_XDNA_HEADER_FIELDS(TW_DECLARE_FIELD, aux_name)
+
+/// The amdxdna header alone: Record::xdna reads it for any amdxdna kind.
 struct XdnaPrefix {
-  uint16_t kind;
-  uint16_t aux;
-  uint32_t tid;
-  uint64_t host_enter_ns;  //  8
-  uint64_t host_exit_ns;   // 16
-  int32_t fd;              // 24
-  int32_t result;          // 28 ioctl return; -errno when it returned -1
+  TW_XDNA_HEADER(aux)
 };
+static_assert(sizeof(XdnaPrefix) == 32);
 
 struct XdnaDevice {  // an fd recognised as amdxdna by DRM_IOCTL_VERSION
-  uint16_t kind;
-  uint16_t aux;
-  uint32_t tid;
-  uint64_t host_enter_ns;
-  uint64_t host_exit_ns;
-  int32_t fd;
-  int32_t result;
+  TW_XDNA_HEADER(aux)
   uint32_t version_major;  // 32
   uint32_t version_minor;  // 36
   uint32_t version_patch;  // 40
@@ -195,13 +200,7 @@ struct XdnaDevice {  // an fd recognised as amdxdna by DRM_IOCTL_VERSION
 };
 
 struct XdnaHwctxCreate {
-  uint16_t kind;
-  uint16_t aux;
-  uint32_t tid;
-  uint64_t host_enter_ns;
-  uint64_t host_exit_ns;
-  int32_t fd;
-  int32_t result;
+  TW_XDNA_HEADER(aux)
   uint32_t hwctx;         // 32 returned handle
   uint32_t syncobj;       // 36 returned timeline syncobj handle
   uint32_t max_opc;       // 40
@@ -212,26 +211,14 @@ struct XdnaHwctxCreate {
 };
 
 struct XdnaHwctxDestroy {
-  uint16_t kind;
-  uint16_t aux;
-  uint32_t tid;
-  uint64_t host_enter_ns;
-  uint64_t host_exit_ns;
-  int32_t fd;
-  int32_t result;
+  TW_XDNA_HEADER(aux)
   uint32_t hwctx;  // 32
   uint32_t pad;
   uint64_t reserved[3];
 };
 
 struct XdnaExecCmd {
-  uint16_t kind;
-  uint16_t aux;
-  uint32_t tid;
-  uint64_t host_enter_ns;  //  8 before the ioctl
-  uint64_t host_exit_ns;   // 16 after it returned
-  int32_t fd;
-  int32_t result;
+  TW_XDNA_HEADER(aux)
   uint32_t hwctx;             // 32
   uint32_t type;              // 36
   uint64_t seq;               // 40 returned point on the hwctx's timeline syncobj
@@ -245,13 +232,7 @@ struct XdnaExecCmd {
 /// per pair, aux = index of the pair), or of a binary DRM_IOCTL_SYNCOBJ_WAIT
 /// (kind kXdnaSyncobjWait, point 0).
 struct XdnaSyncobjWait {
-  uint16_t kind;
-  uint16_t index;  //  2 pair index within the wait
-  uint32_t tid;
-  uint64_t host_enter_ns;
-  uint64_t host_exit_ns;
-  int32_t fd;
-  int32_t result;
+  TW_XDNA_HEADER(index)
   uint32_t syncobj;         // 32
   uint32_t flags;           // 36 DRM_SYNCOBJ_WAIT_FLAGS_*
   uint64_t point;           // 40
@@ -261,13 +242,7 @@ struct XdnaSyncobjWait {
 };
 
 struct XdnaWaitCmd {
-  uint16_t kind;
-  uint16_t aux;
-  uint32_t tid;
-  uint64_t host_enter_ns;
-  uint64_t host_exit_ns;
-  int32_t fd;
-  int32_t result;
+  TW_XDNA_HEADER(aux)
   uint32_t hwctx;       // 32
   uint32_t timeout_ms;  // 36
   uint64_t seq;         // 40
@@ -275,13 +250,7 @@ struct XdnaWaitCmd {
 };
 
 struct XdnaSyncBo {
-  uint16_t kind;
-  uint16_t aux;
-  uint32_t tid;
-  uint64_t host_enter_ns;
-  uint64_t host_exit_ns;
-  int32_t fd;
-  int32_t result;
+  TW_XDNA_HEADER(aux)
   uint32_t bo;          // 32
   uint32_t direction;   // 36
   uint64_t offset;      // 40 bytes
@@ -290,13 +259,7 @@ struct XdnaSyncBo {
 };
 
 struct XdnaUnknownIoctl {
-  uint16_t kind;
-  uint16_t aux;
-  uint32_t tid;
-  uint64_t host_enter_ns;
-  uint64_t host_exit_ns;
-  int32_t fd;
-  int32_t result;
+  TW_XDNA_HEADER(aux)
   uint32_t request;  // 32 full request value
   uint32_t nr;       // 36 _IOC_NR
   uint32_t size;     // 40 _IOC_SIZE

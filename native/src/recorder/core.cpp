@@ -48,15 +48,28 @@ __thread ThreadState t_state __attribute__((tls_model("initial-exec")));
 
 namespace {
 
-const BackendOps* backend_ops(size_t i) {
-  static const BackendOps* const table[kBackendCount] = {
-      &hip_backend(),      // BackendId::kHip
-      &amdxdna_backend(),  // BackendId::kAmdxdna
-      &cuda_backend(),     // BackendId::kCuda
-  };
-  static_assert(sizeof(table) / sizeof(table[0]) == kBackendCount, "register every BackendId");
-  return table[i];
+// The backends by BackendId. The table is unsized and names each entry's id, so
+// a BackendId without an entry (or one out of order) fails the static_asserts;
+// a table sized [kBackendCount] would zero-fill a missing entry instead.
+struct BackendEntry {
+  BackendId id;
+  const BackendOps& (*ops)();
+};
+constexpr BackendEntry kBackendTable[] = {
+    {BackendId::kHip, &hip_backend},
+    {BackendId::kAmdxdna, &amdxdna_backend},
+    {BackendId::kCuda, &cuda_backend},
+};
+constexpr size_t kBackendTableSize = sizeof(kBackendTable) / sizeof(kBackendTable[0]);
+static_assert(kBackendTableSize == kBackendCount, "register every BackendId in kBackendTable");
+constexpr bool backend_table_in_id_order() {
+  for (size_t i = 0; i < kBackendTableSize; ++i)
+    if (size_t(kBackendTable[i].id) != i) return false;
+  return true;
 }
+static_assert(backend_table_in_id_order(), "kBackendTable[i] must be BackendId i");
+
+const BackendOps* backend_ops(size_t i) { return &kBackendTable[i].ops(); }
 
 uint32_t sys_gettid() { return uint32_t(syscall(SYS_gettid)); }
 
