@@ -23,7 +23,7 @@ export interface FormatSpec {
 
 /**
  * Every import format. Adding a format means adding an entry here; the CLI's
- * `--format` choices and detection come from this registry.
+ * `--input-format` choices and detection come from this registry.
  */
 export const FORMATS: Record<string, FormatSpec> = {
   'ireeperf-jsonl': {
@@ -118,7 +118,7 @@ export async function detectFormat(src: SourceFile): Promise<string> {
   if (src.compression === 'zstd' && /\.jsonl(\.zst)?$/.test(src.displayPath)) return 'ireeperf-jsonl';
   throw new TickwiseError(
     'unknown-format',
-    `cannot tell the format of this input (known: ${Object.keys(FORMATS).join(', ')}); pass --format`,
+    `cannot tell the format of this input (known: ${Object.keys(FORMATS).join(', ')}); pass --input-format NAME`,
     { file: src.displayPath, line: 1 },
   );
 }

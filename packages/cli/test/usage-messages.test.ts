@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -228,5 +228,15 @@ describe('overlap compares only devices that ran together (issue 18.1)', () => {
     expect(table.split('\n').filter((l) => /^capture \d/.test(l))).toEqual([expect.stringMatching(/^capture 1 device 0 \(gpu\)\s+capture 2 device 0 \(npu\)\s+235\.388 ms/)]);
     expect(r.stdout).toContain('2 pairs of devices that never ran at the same time (different runs) not compared; --json lists them');
     expect((JSON.parse(run(['overlap', db, '--json']).stdout) as { device_pairs: unknown[] }).device_pairs).toHaveLength(3);
+  });
+});
+
+describe('an input whose format cannot be told', () => {
+  it('names --input-format (not --format, the output format)', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'tickwise-junk-')), 'junk.txt');
+    writeFileSync(file, 'hello, not a capture\n');
+    const r = run(['gaps', file]);
+    expect(r.rc).toBe(2);
+    expect(r.stderr).toMatch(/cannot tell the format of this input \(known: ireeperf-jsonl, .*\); pass --input-format NAME/);
   });
 });
