@@ -76,8 +76,8 @@ if has captures; then
     cap_reps=20; [[ $wl == graph ]] && cap_reps=6
     rm -rf "$OUT/captures/$wl"
     timeout 120 env CUDA_INJECTION64_PATH="$lib" TICKWISE_CAPTURE_DIR="$OUT/captures/$wl" "$py" "$here/workloads.py" "$wl" \
-      --mode run --spin-ms 500 --warmup 1 --reps "$cap_reps" --out "$OUT/captures/$wl.windows.json" --label recorder 2>&1 | tail -3
-    timeout 120 "$py" "$here/workloads.py" "$wl" --mode profile --spin-ms 500 --warmup 1 --reps "$cap_reps" --table \
+      --mode run --spin-ms 300 --warmup 1 --reps "$cap_reps" --out "$OUT/captures/$wl.windows.json" --label recorder 2>&1 | tail -3
+    timeout 120 "$py" "$here/workloads.py" "$wl" --mode profile --spin-ms 300 --warmup 1 --reps "$cap_reps" --table \
       --out "$OUT/captures/$wl.profile-run.json" --trace "$OUT/captures/$wl.torch-profiler.pt.trace.json.gz" --label torchprof 2>&1 | tail -3
     "$py" "$here/twr_cuda.py" check "$OUT/captures/$wl" --windows "$OUT/captures/$wl.windows.json" \
       --out "$OUT/captures/$wl.check.json" >/dev/null 2>&1
@@ -93,6 +93,8 @@ if has bench; then
   reps_of() { case "$1" in prefill) echo 30 ;; graph) echo 20 ;; *) echo 50 ;; esac; }
   log "bench: workloads ${wl_list[*]}, arms ${arm_list[*]}, up to $rounds rounds within ${budget_s}s; ${pin[*]}"
   t_bench=$SECONDS
+  if [[ "${TW_FRESH:-0}" == 1 ]]; then
+  # every process started afresh (python3 + import torch: about 3-4 s more per process than forked ones)
   for r in $(seq "$round0" $((round0 + rounds - 1))); do
     elapsed=$((SECONDS - t_bench)) done_r=$((r - round0))
     if ((done_r > 0)) && ((elapsed + elapsed / done_r > budget_s)); then
@@ -105,23 +107,59 @@ if has bench; then
     for wl in "${wl_list[@]}"; do
       for i in $(seq 0 $((n - 1))); do
         arm=${arm_list[$(((i + r - 1) % n))]}
-        cap="/tmp/tw-bench-cap-$wl-$arm-$r"
+        cap="/tmp/tw-bench-cap/$wl.$arm.$r"
         rm -rf "$cap"
         mode=run; [[ $arm == torchprof ]] && mode=profile
-        # shellcheck disable=SC2046
         t0=$SECONDS
+        # shellcheck disable=SC2046
         timeout 120 env $(arm_env "$arm" "$cap") "${pin[@]}" "$py" "$here/workloads.py" "$wl" --mode $mode --spin-ms 100 --warmup 5 \
           --reps "$(reps_of "$wl")" --out "$raw/$wl.$arm.$r.json" --label "$arm" >>"$OUT/bench-runs.log" 2>&1 ||
           echo "FAILED rc=$? $wl $arm round $r" | tee -a "$OUT/bench.log"
         echo "$wl $arm $r $((SECONDS - t0))s" >>"$OUT/process-seconds.txt"
-        if [[ -f $cap/meta.json && $r == "$round0" ]]; then cp "$cap/meta.json" "$raw/$wl.$arm.meta.json"; fi
-        rm -rf "$cap"
       done
     done
     nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,pstate,temperature.gpu,power.draw \
       --format=csv,noheader 2>&1 | sed "s/^/round $r after, /" >>"$OUT/clocks.txt"
     log "round $r done"
   done
+  else
+  # one process per job, forked from a parent that imported torch (workloads.py --serve)
+  : >"$OUT/jobs.jsonl"
+  n=${#arm_list[@]}
+  for r in $(seq "$round0" $((round0 + rounds - 1))); do
+    for wl in "${wl_list[@]}"; do
+      for i in $(seq 0 $((n - 1))); do
+        arm=${arm_list[$(((i + r - 1) % n))]}
+        mode=run; [[ $arm == torchprof ]] && mode=profile
+        ARM_ENV="$(arm_env "$arm" "/tmp/tw-bench-cap/$wl.$arm.$r")" "$py" -c '
+import json, os, sys
+r, wl, arm, mode, reps, raw, log, cpus = sys.argv[1:9]
+env = dict(kv.split("=", 1) for kv in os.environ["ARM_ENV"].split())
+lo, hi = map(int, cpus.split("-")) if cpus else (0, -1)
+print(json.dumps(dict(round=int(r), label=f"{wl}.{arm}", env=env, cpus=list(range(lo, hi + 1)), log=log,
+                      argv=[wl, "--mode", mode, "--spin-ms", "100", "--warmup", "5", "--reps", reps,
+                            "--out", f"{raw}/{wl}.{arm}.{r}.json", "--label", arm])))' \
+          "$r" "$wl" "$arm" "$mode" "$(reps_of "$wl")" "$raw" "$OUT/bench-runs.log" "${TW_CPUS:-2-9}" >>"$OUT/jobs.jsonl"
+      done
+    done
+  done
+  "$py" "$here/workloads.py" --serve "$OUT/jobs.jsonl" "$budget_s" "$OUT/clocks.txt" 2>&1 | tee -a "$OUT/bench.log" |
+    grep -v ' rc=0 ' || true
+  fi
+  # the recorder's own account of each capture: records, drops, CUPTI drops
+  "$py" - "$raw/captures-meta.jsonl" /tmp/tw-bench-cap <<'PY'
+import glob, json, os, sys
+with open(sys.argv[1], "w") as out:
+    for m in sorted(glob.glob(os.path.join(sys.argv[2], "*", "meta.json"))):
+        j = json.load(open(m))
+        cuda = next((b for b in j.get("backends", []) if b.get("name") == "cuda"), {})
+        keep = {k: cuda.get(k) for k in ("status", "api_mode", "kernel_records", "memcpy_records", "memset_records",
+                                          "cupti_dropped_records", "cupti_buffers", "exit_flush_timed_out")}
+        out.write(json.dumps(dict(capture=os.path.basename(os.path.dirname(m)), cuda=keep,
+                                  rings={k: v for k, v in j.items() if "drop" in k or k == "records"}),
+                             separators=(",", ":")) + "\n")
+PY
+  wc -l "$raw/captures-meta.jsonl"
   "$py" "$here/bench_summary.py" "$raw" --clocks "$OUT/clocks.txt" --jsonl "$OUT/per-process.jsonl" \
     --out "$OUT/summary.json" | tee "$OUT/summary.md"
 fi

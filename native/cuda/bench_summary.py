@@ -14,6 +14,7 @@ numbers, windows left out); --out the table as JSON.
 import glob
 import json
 import os
+import random
 import statistics
 import sys
 
@@ -58,18 +59,35 @@ def main(argv):
                              iqr_ms=(q3 - q1) / 1e6, process_median_ms=pmed / 1e6,
                              sm_mhz_min=min(sm) if sm else None, sm_mhz_max=max(sm) if sm else None)
         base = rows.get("plain")
+        pmeds = {arm: {x["round"]: statistics.median(x["rep_wall_ns"]) for x in procs if x["workload"] == wl and x["arm"] == arm}
+                 for arm in rows}
+        rng = random.Random(19)
         for arm, r in rows.items():
             r["ratio"] = r["median_ms"] / base["median_ms"] if base else None
             r["process_median_ratio"] = r["process_median_ms"] / base["process_median_ms"] if base else None
+            if not base:
+                continue
+            # paired: this arm's process median over plain's in the same round (the processes ran back to back)
+            paired = [pmeds[arm][k] / pmeds["plain"][k] for k in pmeds[arm] if k in pmeds["plain"]]
+            r["paired_ratio_median"] = statistics.median(paired) if paired else None
+            # 95 % interval of the ratio of per-process medians, resampling processes (2000 draws, seeded)
+            a, b = list(pmeds[arm].values()), list(pmeds["plain"].values())
+            boots = sorted(statistics.median(rng.choices(a, k=len(a))) / statistics.median(rng.choices(b, k=len(b)))
+                           for _ in range(2000))
+            r["process_median_ratio_ci95"] = [boots[49], boots[1949]]
         table[wl] = rows
     out = [f"per-repetition wall time, ms: median [q1, q3] over all repetitions of an arm's processes; ratio = median / plain's"
            f" (in parentheses: the same for the median of per-process medians); SM MHz = NVML before/after the measured part",
-           "", "| workload | arm | procs | reps | median ms | q1 | q3 | IQR | ratio | (per-process) | SM MHz |",
-           "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+           "paired = median over rounds of (process median / plain's process median in the same round); 95 % CI ="
+           " bootstrap over processes of the ratio of per-process medians",
+           "", "| workload | arm | procs | reps | median ms | q1 | q3 | IQR | ratio | (per-process) | paired | 95 % CI | SM MHz |",
+           "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |"]
     for wl, rows in table.items():
         for arm, r in rows.items():
+            ci = r.get("process_median_ratio_ci95")
             out.append(f"| {wl} | {arm} | {r['processes']} | {r['reps']} | {r['median_ms']:.3f} | {r['q1_ms']:.3f} | "
                        f"{r['q3_ms']:.3f} | {r['iqr_ms']:.3f} | {r['ratio']:.3f}x | ({r['process_median_ratio']:.3f}x) | "
+                       f"{r.get('paired_ratio_median') or 0:.3f}x | {f'{ci[0]:.2f}-{ci[1]:.2f}' if ci else ''} | "
                        f"{r['sm_mhz_min']}-{r['sm_mhz_max']} |")
     if "clocks" in opt and os.path.exists(opt["clocks"]):
         lines = open(opt["clocks"]).read().splitlines()

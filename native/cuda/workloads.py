@@ -28,6 +28,7 @@ import argparse
 import gzip
 import json
 import os
+import sys
 import threading
 import time
 
@@ -198,7 +199,7 @@ def kernel_table(trace):
                 by_name=dict(sorted(by_name.items(), key=lambda kv: -kv[1]["sum_ns"])))
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("workload", choices=sorted(MAKERS))
     ap.add_argument("--mode", choices=["run", "profile"], default="run")
@@ -209,8 +210,8 @@ def main():
     ap.add_argument("--table", action="store_true", help="profile mode: export the trace and tabulate kernels by name")
     ap.add_argument("--label", default="")
     ap.add_argument("--spin-ms", type=int, default=0,
-                    help="before the warm-up, 4096^3 bf16 matmuls for this long (few kernels; brings the clocks up)")
-    a = ap.parse_args()
+                    help="before the warm-up, a spinning one-thread kernel for this long (brings the clocks up)")
+    a = ap.parse_args(argv)
     t_start = time.monotonic_ns()
 
     torch.manual_seed(0)
@@ -233,13 +234,12 @@ def main():
     prof = None
     with torch.inference_mode():
         if a.spin_ms > 0:
-            m = torch.randn(4096, 4096, device=dev, dtype=dtype)
+            # a busy GPU at little power (one spinning thread): the clocks rise to boost without tripping the
+            # power cap that a burst of large matmuls does (seen: SM 1575 MHz, NVML reason SW power cap)
             t_end = time.monotonic_ns() + a.spin_ms * 1_000_000
             while time.monotonic_ns() < t_end:
-                for _ in range(8):
-                    m2 = m @ m
+                torch.cuda._sleep(4_000_000)
                 torch.cuda.synchronize()
-            del m, m2
         for i in range(a.warmup):
             rep(f"warmup{i}", False)
         clocks_before = nvml_clocks()
@@ -279,5 +279,68 @@ def main():
                           kernels=info.get("profiler", {}).get("kernels"))))
 
 
+def serve(jobs_path, budget_s, clocks_path):
+    """Runs the jobs of JOBS (JSON lines: round, argv, env, cpus, log) one process each, forked from this
+    process after `import torch` and before any CUDA call, so that a job does not pay the ~3 s of Python and
+    torch start-up; each child sets its environment (CUDA_INJECTION64_PATH is read at the child's cuInit),
+    CPU affinity and log, runs main(), and leaves through the C library's exit() (the recorder's and CUDA's
+    atexit handlers run; Python's own slow finalisation does not). A round is not started when the time used
+    plus the mean round time would pass budget_s."""
+    import ctypes
+    import subprocess
+    import signal
+    jobs = [json.loads(l) for l in open(jobs_path) if l.strip()]
+    assert not torch.cuda.is_initialized()
+    libc = ctypes.CDLL(None)
+    t0 = time.monotonic()
+    rounds = sorted({j["round"] for j in jobs})
+    done = 0
+
+    def clocks(tag):
+        try:
+            r = subprocess.run(["nvidia-smi", "--query-gpu=timestamp,clocks.sm,clocks.mem,pstate,temperature.gpu,power.draw",
+                                "--format=csv,noheader"], capture_output=True, text=True, timeout=20)
+            text = r.stdout.strip() or r.stderr.strip()
+        except (OSError, subprocess.SubprocessError) as e:
+            text = f"nvidia-smi: {e}"
+        with open(clocks_path, "a") as f:
+            f.write(f"{tag}, {text}\n")
+
+    for r in rounds:
+        used = time.monotonic() - t0
+        if done and used + used / done > budget_s:
+            print(f"serve: stopping before round {r}: {used:.0f}s used, {used / done:.0f}s a round", flush=True)
+            break
+        clocks(f"round {r} before")
+        for j in (j for j in jobs if j["round"] == r):
+            ts = time.monotonic()
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    os.environ.update(j.get("env", {}))
+                    if j.get("cpus"):
+                        os.sched_setaffinity(0, j["cpus"])
+                    fd = os.open(j["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+                    os.dup2(fd, 1)
+                    os.dup2(fd, 2)
+                    signal.alarm(120)
+                    main(j["argv"])
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                    libc.exit(0)
+                except BaseException as e:  # noqa: BLE001
+                    print(f"serve child: {e!r}", file=sys.stderr, flush=True)
+                    libc.exit(3)
+            _, status = os.waitpid(pid, 0)
+            rc = os.waitstatus_to_exitcode(status)
+            print(f"serve: round {r} {j['argv'][0]} {j.get('label', '')} rc={rc} {time.monotonic() - ts:.1f}s", flush=True)
+        clocks(f"round {r} after")
+        done += 1
+        print(f"serve: round {r} done at {time.monotonic() - t0:.0f}s", flush=True)
+
+
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) > 1 and sys.argv[1] == "--serve":
+        serve(sys.argv[2], float(sys.argv[3]), sys.argv[4])
+    else:
+        main()
