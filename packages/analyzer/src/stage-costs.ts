@@ -31,7 +31,7 @@
  */
 import { STAGE_ORDER, STAGE_SCOPE, type StageKind } from '@tickwise/ceiling';
 import type { Store } from '@tickwise/store';
-import { TickwiseError } from '@tickwise/time';
+import { TickwiseError, median } from '@tickwise/time';
 import { gemmShapeFromName } from './cost';
 import { planSources, whereLabel, withSegments, type DevicePlan, type SelectionOptions } from './selection';
 import { resolveSegments, type Segment } from './segments';
@@ -178,6 +178,11 @@ async function selectedDispatches(store: Store, dev: DevicePlan, segment: string
   const segs = resolved.devices[0]?.segments ?? [];
   const picked = new Set(resolved.ranges.map((r) => r.segment));
   return { rows, segments: segs.filter((s) => picked.has(s.segment)), all: segs.map((s) => ({ segment: s.segment, start_ns: s.start_ns, end_ns: s.end_ns })), choice, notes };
+}
+
+/** The device and segments part of a sample result. */
+function sampledDevice(dev: DevicePlan, sel: Pick<Awaited<ReturnType<typeof selectedDispatches>>, 'rows' | 'segments' | 'all' | 'choice' | 'notes'>): SampledDevice {
+  return { capture_id: dev.capture_id, device: dev.device, label: dev.label, segment: sel.choice, segments: segmentFacts(sel.rows, sel.segments), all_segments: sel.all, notes: sel.notes };
 }
 
 function segmentFacts(rows: readonly { segment: number; start_ns: bigint; end_ns: bigint; dur_ns: number }[], segs: readonly Segment[]): StageSegment[] {
@@ -461,12 +466,7 @@ export async function stageSamples(store: Store, opts: StageSampleOptions = {}):
     })
     .sort((a, b) => b.ns_per_prefill - a.ns_per_prefill);
   return {
-    capture_id: dev.capture_id,
-    device: dev.device,
-    label: dev.label,
-    segment: choice,
-    segments: segmentFacts(rows, segs),
-    all_segments: all,
+    ...sampledDevice(dev, { rows, segments: segs, all, choice, notes }),
     rows_per_dispatch: U,
     rows_per_dispatch_from: uFrom,
     layers,
@@ -475,7 +475,6 @@ export async function stageSamples(store: Store, opts: StageSampleOptions = {}):
     structure_from: from,
     stages,
     unmatched,
-    notes,
   };
 }
 
@@ -525,18 +524,10 @@ export async function kernelSamples(store: Store, opts: KernelSampleOptions = {}
     const g = rows[i]!.start_ns - rows[i - 1]!.end_ns;
     if (g >= 0n) gaps.push(Number(g));
   }
-  gaps.sort((a, b) => a - b);
-  const median = gaps.length === 0 ? null : gaps.length % 2 ? gaps[(gaps.length - 1) / 2]! : (gaps[gaps.length / 2 - 1]! + gaps[gaps.length / 2]!) / 2;
   return {
-    capture_id: dev.capture_id,
-    device: dev.device,
-    label: dev.label,
-    segment: choice,
-    segments: segmentFacts(rows, segs),
-    all_segments: all,
+    ...sampledDevice(dev, { rows, segments: segs, all, choice, notes }),
     kernels: [...by].map(([kernel, v]) => ({ kernel, shape: gemmShapeFromName(kernel), ...v })),
-    median_gap_ns: median,
+    median_gap_ns: gaps.length === 0 ? null : median(gaps),
     gaps: gaps.length,
-    notes,
   };
 }
