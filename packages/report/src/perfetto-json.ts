@@ -336,20 +336,19 @@ async function buildTables(store: Store, procs: Rec[], hostProcs: Rec[], withSub
        WHERE ${HOST_DRAWN.replaceAll(/\b(start_ns|end_ns|valid)\b/g, 'h.$1')})
      WHERE coalesce(dpid, hpid) IS NOT NULL`);
   }
-  // ov: the row starts before an earlier row of its thread key ends (only where lanes apply)
+  // ov: the row starts before an earlier row of its thread key ends (only where lanes apply); next_ov: the next
+  // row does (both over one sort); rid: unique without a window (src in the high bits, the source row id below)
+  const w = `PARTITION BY pid, tkey ORDER BY start_ns, end_ns, line`;
   await store.run(`CREATE TEMP TABLE tw_pf_s AS
-    SELECT row_number() OVER ()::BIGINT AS rid, *,
-      lanes AND start_ns < max(end_ns) OVER (PARTITION BY pid, tkey ORDER BY start_ns, end_ns, line ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS ov
+    SELECT (src::BIGINT << 48) + sid::BIGINT AS rid, *,
+      coalesce(lanes AND start_ns < max(end_ns) OVER (${w} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), false) AS ov,
+      coalesce(lanes AND lead(start_ns) OVER (${w}) < max(end_ns) OVER (${w} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW), false) AS next_ov
     FROM (${parts.join('\nUNION ALL\n')})`);
 
   // lanes: only the runs of rows that overlap an earlier one of their queue need the greedy partitioning; a run
   // starts at a row that overlaps nothing before it (every lane is free there, so lane 0), so each run starts afresh
   await store.run(`CREATE TEMP TABLE tw_pf_lane (rid BIGINT, lane INTEGER)`);
-  const runs = `SELECT rid, pid, tkey, ov, start_ns, end_ns FROM (
-      SELECT rid, pid, tkey, start_ns, end_ns, line, coalesce(ov, false) AS ov,
-        coalesce(lead(ov) OVER (PARTITION BY pid, tkey ORDER BY start_ns, end_ns, line), false) AS next_ov
-      FROM tw_pf_s WHERE lanes AND pid IN (SELECT DISTINCT pid FROM tw_pf_s WHERE ov))
-    WHERE ov OR next_ov ORDER BY pid, tkey, start_ns, end_ns, line`;
+  const runs = `SELECT rid, ov, start_ns, end_ns FROM tw_pf_s WHERE ov OR next_ov ORDER BY pid, tkey, start_ns, end_ns, line`;
   const laneRows: [bigint, number][] = [];
   let assigner = new LaneAssigner();
   for await (const chunk of store.stream(runs)) {
@@ -373,12 +372,11 @@ async function buildTables(store: Store, procs: Rec[], hostProcs: Rec[], withSub
   // flows: each device slice with a correlation id -> the earliest launch call of its capture carrying that id
   await store.run(`CREATE TEMP TABLE tw_pf_flow AS
     WITH launch AS (
-      SELECT capture_id, launch_corr AS corr, arg_min(rid, start_ns) AS rid FROM tw_pf_s WHERE launch_corr IS NOT NULL GROUP BY capture_id, launch_corr),
-    pairs AS (
-      SELECT row_number() OVER (ORDER BY k.start_ns, k.rid)::BIGINT AS flow_id, lp.pid AS lpid, lp.tid AS ltid, ls.start_ns AS lts,
-        kp.pid AS kpid, kp.tid AS ktid, k.start_ns AS kts
+      SELECT capture_id, launch_corr AS corr, arg_min(rid, start_ns) AS rid, min(start_ns) AS lts FROM tw_pf_s WHERE launch_corr IS NOT NULL GROUP BY capture_id, launch_corr),
+    pairs AS MATERIALIZED (
+      SELECT k.rid AS flow_id, lp.pid AS lpid, lp.tid AS ltid, l.lts, kp.pid AS kpid, kp.tid AS ktid, k.start_ns AS kts
       FROM tw_pf_s k JOIN launch l ON l.capture_id = k.capture_id AND l.corr = k.corr
-        JOIN tw_pf_s ls ON ls.rid = l.rid JOIN tw_pf_pos lp ON lp.rid = l.rid JOIN tw_pf_pos kp ON kp.rid = k.rid
+        JOIN tw_pf_pos lp ON lp.rid = l.rid JOIN tw_pf_pos kp ON kp.rid = k.rid
       WHERE k.corr IS NOT NULL AND k.src IN (0, 2))
     SELECT flow_id, concat('{"ph":"s","cat":"launch","name":"launch","id":', flow_id, ',"pid":', lpid, ',"tid":', ltid, ',"ts":', ${usDecimalSql('lts')}, '}') AS ev
     FROM pairs

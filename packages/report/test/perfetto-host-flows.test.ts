@@ -82,11 +82,13 @@ describe('perfetto-json export of host events and flows (hand-made rows)', () =>
       expect(x.find((e) => e.name === 'Event Sync')!.dur_ns).toBe(0n);
       expect(x.find((e) => e.name === 'backwards')).toBeUndefined();
       // the flow: s at the launch call (host thread), f (binding to the enclosing slice) at the kernel's start
-      const sf = evs.filter((e) => e.ph === 's' || e.ph === 'f');
+      const sf = evs.filter((e) => e.ph === 's' || e.ph === 'f').sort((a, b) => (a.ph === 's' ? -1 : 1) - (b.ph === 's' ? -1 : 1)); // the file's event order is not fixed
       const launch = x.find((e) => e.name === 'cudaLaunchKernel')!;
+      const id = sf[0]!.id;
+      expect(typeof id).toBe('number');
       expect(sf.map((e) => ({ ph: e.ph, id: e.id, pid: e.pid, tid: e.tid, ts: e.ts_ns, bp: e.bp }))).toEqual([
-        { ph: 's', id: 1, pid: launch.pid, tid: launch.tid, ts: launch.ts_ns, bp: undefined },
-        { ph: 'f', id: 1, pid: gemm.pid, tid: gemm.tid, ts: gemm.ts_ns, bp: 'e' },
+        { ph: 's', id, pid: launch.pid, tid: launch.tid, ts: launch.ts_ns, bp: undefined },
+        { ph: 'f', id, pid: gemm.pid, tid: gemm.tid, ts: gemm.ts_ns, bp: 'e' },
       ]);
       // host events' own args (Kineto's pid/tid/args) ride along as "source"
       expect(x.find((e) => e.name === 'aten::mm')!.args!['source']).toEqual({ pid: 1, tid: 11 });
