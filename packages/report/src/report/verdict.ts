@@ -10,7 +10,7 @@
  *   idle >= 50 % and host >= 50 % of it -> launch-bound; see launches   (the analyzer's LAUNCH_BOUND_RULE)
  *   host >= 50 % of the idle only       -> partly launch-bound
  *   idle >= 50 %, host < 50 %           -> idle inside the work (dependencies, syncs); see gaps
- *   idle < 50 %                         -> device-bound: kernels first; see kernels
+ *   idle < 50 %                         -> device-bound; see kernels
  * split ceiling:  speedup < 1.05 -> not worth a dispatcher; >= target -> worth it; between: the tile it needs
  * ```
  */
@@ -49,7 +49,7 @@ export function deviceVerdict(d: ReportDevice, breakdown: IdleBreakdown | null, 
   if (idle >= LAUNCH_BOUND_RULE.idleFractionMin && hostLate) return `${where}${of}: launch-bound; see launches (tickwise launches)`;
   if (hostLate && idle >= 0.1) return `${where}${of}: partly launch-bound; see launches and gaps`;
   if (idle >= LAUNCH_BOUND_RULE.idleFractionMin) return `${where}${of}: the idle is inside the work (dependencies, syncs); see gaps`;
-  return `${where}${of}: device-bound; the kernels are where time goes; see kernels`;
+  return `${where}${of}: device-bound; see kernels`;
 }
 
 /** The ceiling's line. */
