@@ -56,7 +56,9 @@ export function workLine(work: WorkSet, leftOut: { rows: number; sum_dur_ns: big
 /** Selection options from parsed arguments. */
 export function selectionOptions(args: AnalysisArgs): SelectionOptions {
   for (const [name, v] of [['capture', args.capture], ['device', args.device]] as const) {
-    if (v !== undefined && !(Number.isSafeInteger(v) && v >= 0)) throw new TickwiseError('usage', `--${name}: ${v} is not a capture/device number`);
+    if (v !== undefined && !(Number.isSafeInteger(v) && v >= 0)) {
+      throw new TickwiseError('usage', `--${name}: ${Number.isNaN(v) ? 'not a number' : v}: write a ${name} number, a whole number >= 0 (tickwise info lists them)`);
+    }
   }
   return { captureId: args.capture, device: args.device, segment: args.segment, reps: args.reps };
 }

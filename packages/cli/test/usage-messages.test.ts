@@ -58,6 +58,12 @@ describe('mistakes get a suggestion and the verb\'s own --help', () => {
     expect(r.stderr).not.toMatch(/internal error|YError/);
   });
 
+  it('a capture id that is no number says so (it said NaN)', () => {
+    const r = run(['gaps', store, '--capture', 'x']);
+    expect(r.rc).toBe(2);
+    expect(r.stderr).toBe('tickwise: --capture: not a number: write a capture number, a whole number >= 0 (tickwise info lists them)\n');
+  });
+
   it('a duration without a unit is refused with the option named', () => {
     const r = run(['gaps', store, '--min-gap', '200']);
     expect(r.rc).toBe(2);
