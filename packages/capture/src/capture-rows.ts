@@ -80,7 +80,8 @@ export async function insertAssumption(store: Store, captureId: number, device: 
 
 /** Records a condition of the capture (host, command, producer setting). */
 export async function insertCondition(store: Store, captureId: number, key: string, value: string | null, unit: string | null = null, note: string | null = null): Promise<void> {
-  await store.run(`INSERT INTO conditions VALUES ($1, $2, $3, $4, $5)`, [captureId, key, value, unit, note]);
+  // through the appender, which redacts secrets (a producer's command line)
+  await store.append('conditions', [{ capture_id: captureId, key, value, unit, note }]);
 }
 
 /** The last path component. */

@@ -33,21 +33,13 @@ export const ENV_ALWAYS = ['LD_LIBRARY_PATH', 'LD_PRELOAD'] as const;
 /** Version tag of the allowlist, recorded with every capture (`conditions.env_allowlist`). */
 export const ENV_ALLOWLIST_VERSION = 'tickwise-env-allowlist/1';
 
-/**
- * A name that looks like it holds a secret: its value is never recorded.
- * Matched on the name's underscore-separated words and their joins
- * (`AWS_SECRET_ACCESS_KEY`, `HIP_API_TOKEN`, `XRT_PASSWORD`, `GGML_APIKEY`).
- */
-export const SECRET_NAME = /TOKEN|SECRET|PASSW(OR)?D|PASSPHRASE|CREDENTIAL|PRIVATE|COOKIE|SESSION|AUTH|SIGNATURE|(^|_)KEY($|_)|APIKEY|ACCESSKEY|_PAT($|_)/i;
+/** The one redaction (in @tickwise/store, applied to every condition stored), re-exported. */
+export { SECRET_NAME, isSecretName, redactArgv } from '@tickwise/store';
+import { isSecretName, redactText, REDACTED_NAME_NOTE } from '@tickwise/store';
 
 /** True when `name` is on {@link ENV_ALLOWLIST} (exact, or under an allowed prefix). */
 export function isAllowedEnvName(name: string): boolean {
   return ENV_ALLOWLIST.some((a) => (a.endsWith('_') ? name.startsWith(a) && name.length > a.length : name === a));
-}
-
-/** True when a name looks like it holds a secret. */
-export function isSecretName(name: string): boolean {
-  return SECRET_NAME.test(name);
 }
 
 /** One recorded variable. */
@@ -58,14 +50,9 @@ export interface EnvCondition {
   readonly note: string | null;
 }
 
-/** Credentials inside a URL (`scheme://user:pass@host`) are cut out of any recorded value. */
-function scrubValue(v: string): string {
-  return v.replace(/(\b[a-z][a-z0-9+.-]*:\/\/)[^/\s:@]+:[^/\s@]+@/gi, '$1<redacted>@');
-}
-
 /**
  * The allowlisted variables of an environment, sorted by name: each set one
- * with its value (URL credentials cut out), each secret-looking one with no
+ * with its value (secrets inside it cut out: `redactText`), each secret-looking one with no
  * value and a `redacted` note, and {@link ENV_ALWAYS} as `absent` when unset.
  * Nothing else of `env` is looked at twice.
  */
@@ -74,51 +61,13 @@ export function allowedEnv(env: Readonly<Record<string, string | undefined>>): E
   for (const name of Object.keys(env).sort()) {
     const v = env[name];
     if (v === undefined || !isAllowedEnvName(name)) continue;
-    if (isSecretName(name)) out.push({ name, value: null, note: 'redacted: the name looks like a secret; its value is never recorded' });
-    else out.push({ name, value: scrubValue(v), note: null });
+    if (isSecretName(name)) out.push({ name, value: null, note: REDACTED_NAME_NOTE });
+    else out.push({ name, value: redactText(v), note: null });
   }
   for (const name of ENV_ALWAYS) {
     if (env[name] === undefined) out.push({ name, value: null, note: 'absent: not set' });
   }
   return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-}
-
-/** Option names whose next word (or `=value`) is withheld from a recorded command line. */
-const SECRET_OPTION = /^--?[A-Za-z0-9_-]*(token|secret|passw(or)?d|passphrase|credential|api-?key|access-?key|private-?key|auth)[A-Za-z0-9_-]*$/i;
-
-/**
- * A command line as it may be recorded: `NAME=value` words with a
- * secret-looking name, and the values of secret-looking options
- * (`--api-key X`, `--token=X`), become `<redacted>`; URL credentials are cut.
- */
-export function redactArgv(argv: readonly string[]): string[] {
-  const out: string[] = [];
-  let hideNext = false;
-  for (const given of argv) {
-    const word = String(given); // a caller may hand over numbers ("-p 2048" parsed by an option parser)
-    if (hideNext) {
-      out.push('<redacted>');
-      hideNext = false;
-      continue;
-    }
-    const assign = /^([A-Za-z_][A-Za-z0-9_]*)=/.exec(word);
-    if (assign && isSecretName(assign[1]!)) {
-      out.push(`${assign[1]}=<redacted>`);
-      continue;
-    }
-    const eq = word.indexOf('=');
-    if (word.startsWith('-') && eq > 0 && SECRET_OPTION.test(word.slice(0, eq))) {
-      out.push(`${word.slice(0, eq)}=<redacted>`);
-      continue;
-    }
-    if (SECRET_OPTION.test(word)) {
-      out.push(word);
-      hideNext = true;
-      continue;
-    }
-    out.push(scrubValue(word));
-  }
-  return out;
 }
 
 /** A command line as one shell-quoted string. */

@@ -20,6 +20,7 @@
 import { spawn } from 'node:child_process';
 import { hostname, release, version } from 'node:os';
 import { KMSG_DRIVERS, KMSG_SEVERITIES, kmsgKey, type Store } from '@tickwise/store';
+import { TickwiseError } from '@tickwise/time';
 import { ENV_ALLOWLIST_VERSION, allowedEnv, redactArgv, shellJoin } from './conditions-env';
 import { kmsgMark, kmsgSince, type KmsgMark } from './conditions-kmsg';
 import {
@@ -268,8 +269,53 @@ export async function runWithConditions(
 
 /** Writes rows to `conditions` for a capture; returns how many. */
 export async function storeConditions(store: Store, captureId: number, rows: readonly ConditionRow[]): Promise<number> {
-  for (const r of rows) {
-    await store.run(`INSERT INTO conditions (capture_id, key, value, unit, note) VALUES ($1, $2, $3, $4, $5)`, [captureId, r.key, r.value, r.unit, r.note]);
+  // through the appender, which redacts secrets (one redaction on every path into the store)
+  return store.append('conditions', rows.map((r) => ({ capture_id: captureId, key: r.key, value: r.value, unit: r.unit, note: r.note })));
+}
+
+/** The 1-based line of a character offset in a text. */
+function lineAt(text: string, offset: number): number {
+  let line = 1;
+  for (let i = 0; i < offset && i < text.length; i++) if (text.charCodeAt(i) === 10) line++;
+  return line;
+}
+
+/**
+ * Reads a `conditions.json` written by `tickwise capture`
+ * (`{"conditions": [{key, value, unit, note}, ...]}`). An empty, truncated
+ * or malformed file, or rows of another shape, is one `TickwiseError` with
+ * the file and line (never a stack trace).
+ */
+export async function readConditionsFile(path: string, displayPath = path): Promise<ConditionRow[]> {
+  const { readFile } = await import('node:fs/promises');
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    throw new TickwiseError('unreadable-input', `cannot read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { file: displayPath });
   }
-  return rows.length;
+  if (text.trim() === '') throw new TickwiseError('bad-record', 'conditions.json is empty (the capture was cut off while writing it?)', { file: displayPath, line: 1 });
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (e) {
+    const msg = (e as Error).message;
+    const pos = /position (\d+)/.exec(msg);
+    const line = pos ? lineAt(text, Number(pos[1])) : /end of JSON input/i.test(msg) ? lineAt(text, text.length) : 1;
+    const why = /end of JSON input/i.test(msg) ? 'the file ends inside a value (truncated)' : msg.replace(/ in JSON at position \d+.*$/, '').replace(/^.*?: /, '');
+    throw new TickwiseError('bad-record', `conditions.json is not valid JSON: ${why}`, { file: displayPath, line });
+  }
+  const rows = (doc as { conditions?: unknown } | null)?.conditions;
+  if (doc === null || typeof doc !== 'object' || Array.isArray(doc) || (rows !== undefined && !Array.isArray(rows))) {
+    throw new TickwiseError('bad-record', 'conditions.json: expected {"conditions": [{"key", "value", "unit", "note"}, ...]}', { file: displayPath, line: 1 });
+  }
+  const text1 = (v: unknown): string | null => (v === null || v === undefined ? null : typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : JSON.stringify(v));
+  return (rows ?? []).map((r: unknown, i: number) => {
+    const o = r as Record<string, unknown> | null;
+    if (o === null || typeof o !== 'object' || typeof o['key'] !== 'string' || o['key'] === '') {
+      const at = text.indexOf('"key"');
+      throw new TickwiseError('bad-record', `conditions.json: row ${i + 1} has no "key" string`, { file: displayPath, line: at < 0 ? 1 : lineAt(text, at) });
+    }
+    return { key: o['key'], value: text1(o['value']), unit: text1(o['unit']), note: text1(o['note']) };
+  });
 }

@@ -1,5 +1,5 @@
 import { closeSync, openSync, readSync } from 'node:fs';
-import { Store } from '@tickwise/store';
+import { Store, redactStoredConditions } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import { importInput } from './formats';
 import type { ImportOptions, ImportResult } from './readers/ireeperf-jsonl';
@@ -48,6 +48,7 @@ export async function openInputs(inputs: readonly string[], opts: ImportOptions 
   const imported: ImportResult[] = [];
   try {
     for (const input of inputs) imported.push(await importInput(store, input, opts));
+    await redactStoredConditions(store);
   } catch (e) {
     await store.close();
     throw e;

@@ -8,7 +8,7 @@ import { insertCapture } from './capture-rows';
 import type { ImportOptions, ImportResult } from './readers/ireeperf-jsonl';
 import { readRecorderDir, recorderProcessDirs, type RecorderCapture } from './readers/recorder-dir';
 import type { SourceFile } from './source-file';
-import { storeConditions, type ConditionRow } from './conditions';
+import { readConditionsFile, storeConditions } from './conditions';
 
 /**
  * Imports a tickwise recorder capture directory (native/FORMAT.md):
@@ -55,8 +55,7 @@ export async function importRecorderDir(store: Store, src: SourceFile, opts: Imp
   // host conditions `tickwise capture` sampled while the program ran
   const condFile = join(src.path, 'conditions.json');
   if (existsSync(condFile)) {
-    const doc = JSON.parse(await readFile(condFile, 'utf8')) as { conditions?: ConditionRow[] };
-    await storeConditions(store, captureId, doc.conditions ?? []);
+    await storeConditions(store, captureId, await readConditionsFile(condFile, join(src.displayPath, 'conditions.json')));
   }
   return {
     capture_id: captureId,

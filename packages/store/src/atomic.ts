@@ -3,6 +3,7 @@ import { copyFile, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { TickwiseError } from '@tickwise/time';
 import { Store } from './connection';
+import { redactStoredConditions } from './redact';
 
 async function exists(p: string): Promise<boolean> {
   return stat(p).then(() => true, () => false);
@@ -225,6 +226,7 @@ export async function withAtomicStore<T>(
       throw e;
     }
     const result = await work(store);
+    await redactStoredConditions(store);
     const s = store;
     store = undefined;
     await finishDurably(s, tmp, dbPath);

@@ -4,6 +4,7 @@ import { TABLES, TABLE_NAMES, SCHEMA_VERSION, tableColumns, type AppendRow, type
 import { AppendValueError, columnWriter } from './append';
 import { convertValue } from './values';
 import { QueryError } from './query-error';
+import { redactConditionRow, type ConditionValues } from './redact';
 import { checkRows, type RowOf, type Shape } from './shape';
 
 
@@ -150,7 +151,8 @@ export class Store {
       const writers = cols.map((c, i) => columnWriter(app, i, `${table}.${c.name}`, c.type === 'JSON'));
       let n = 0;
       for await (const row of rows as AsyncIterable<AppendRow<N>>) {
-        const r = row as Record<string, unknown>;
+        // the one redaction on the way in: no secret reaches a stored condition (docs/security.md)
+        const r = (table === 'conditions' ? redactConditionRow(row as unknown as ConditionValues) : row) as Record<string, unknown>;
         // convert and check the whole row before appending any of it: no half rows
         const put: (() => void)[] = cols.map((c, i) => {
           const v = r[c.name];

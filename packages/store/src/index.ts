@@ -14,3 +14,4 @@ export * from './sql-text';
 export * from './atomic';
 export * from './conditions';
 export * from './timelines';
+export * from './redact';
