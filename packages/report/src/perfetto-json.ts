@@ -166,11 +166,14 @@ export function eventsSql(source: (typeof SOURCES)[number]): string {
  */
 async function copyTo(store: Store, sql: string, file: string, prefix: string, suffix: string): Promise<void> {
   try {
+    await store.run(`SET preserve_insertion_order = false`);
     await store.run(`COPY (${sql}) TO ${sqlString(file)} (FORMAT csv, HEADER false, DELIMITER '\u0001', QUOTE '', ESCAPE '',
       NEW_LINE ',\n', PREFIX ${sqlString(prefix)}, SUFFIX ${sqlString(suffix)})`);
   } catch (e) {
     if (!(e instanceof QueryError)) throw e;
     throw new TickwiseError('cannot-write', reportMessages.cannotWrite(file, e.message.replace(/^query failed: /, '')), { cause: e });
+  } finally {
+    await store.run(`RESET preserve_insertion_order`).catch(() => undefined);
   }
 }
 
