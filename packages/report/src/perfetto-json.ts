@@ -1,6 +1,7 @@
 /**
  * Chrome trace JSON ("Trace Event Format") that Perfetto's UI opens, written
- * from the store in one streaming pass.
+ * from the store by DuckDB (keys staged in temp tables, text built and
+ * written in one COPY).
  *
  * ```
  * devices + captures ──> one process per (capture, device), GPU before NPU,
@@ -14,8 +15,8 @@
  *     (as the source wrote them: nested slices stay on their thread)
  * launch call (host) -> kernel (device), linked by correlation id
  *     ──> a flow ("s" at the launch, "f" bp:e at the kernel)
- * every event's JSON text is built by DuckDB (one VARCHAR per event),
- * streamed out in chunks
+ * every event's JSON text is built by DuckDB (one VARCHAR per event) and
+ * written by one COPY (head and metadata as its PREFIX), in no fixed order
  * ```
  *
  * Times: Chrome JSON counts microseconds; every `ts`/`dur` is the exact
