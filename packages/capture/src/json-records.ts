@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { createGunzip } from 'node:zlib';
 import { TickwiseError } from '@tickwise/time';
 import { JsonTokenizer, Tok, byteName } from './json-tokenizer';
+export { scaleDecimal } from './decimal-scale';
 import { traceMessages } from './trace-messages';
 import type { SourceFile } from './source-file';
 import type { Diagnostic } from './readers/ireeperf-jsonl';

@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TickwiseError, decimalToNs, seededRng, type Rng } from '@tickwise/time';
-import { openSource, scanJsonRecords, type ScanResult } from '../src/index';
+import { openSource, scaleDecimal, scanJsonRecords, type ScanResult } from '../src/index';
 import { tmp } from './helpers';
 
 /** A generated document: its text, and where each event record starts (byte offset). */
@@ -224,3 +224,14 @@ function findEnd(text: string, start: number): number {
   }
   return text.length;
 }
+
+describe('scaleDecimal: decimalToNs without BigInt for powers of ten (seeded)', () => {
+  it('gives decimalToNs(text, scale) for generated decimal texts and odd ones', () => {
+    const r = seededRng(99);
+    const odd = ['', ' ', '-', '+', '.', '-.', '5.', '.5', '-.5', '+1.5', ' 12 ', '1e', '1e+', '0e0', '-0', '-0.0004', '00012.500', '9'.repeat(40), '1.5E-3', '2.5e-1', '1e400', 'abc', '1.2.3', '0x10', '1_000', '\u00a012'];
+    const texts = [...odd, ...Array.from({ length: 3000 }, () => genNumber(r))];
+    for (const scale of [1n, 10n, 1000n, 1_000_000_000n, 10n ** 15n, 7n]) {
+      for (const text of texts) expect(scaleDecimal(text, scale), `${JSON.stringify(text)} x ${scale}`).toBe(decimalToNs(text, scale)?.toString() ?? null);
+    }
+  });
+});
