@@ -1,12 +1,12 @@
 import { join } from 'node:path';
 import { QueryError, type DeviceKind, type Store } from '@tickwise/store';
-import { NS_PER, TickwiseError, decimalToNs, type TimeUnit } from '@tickwise/time';
+import { NS_PER, TickwiseError, type TimeUnit } from '@tickwise/time';
 import type { Diagnostic, ImportOptions, ImportResult } from './ireeperf-jsonl';
 import {
   baseName, cleanDuckdbMessage, duckdbLine, insertAssumption, insertCapture, insertCondition, insertDevice, insertDiagnostics, sourceJsonSql, sqlString,
   withTempDir,
 } from '../capture-rows';
-import { scanJsonRecords, sourceLineOf } from '../json-records';
+import { scaleDecimal, scanJsonRecords, sourceLineOf } from '../json-records';
 import { sha256File, type SourceFile } from '../source-file';
 import { traceMessages } from '../trace-messages';
 import '../reader-options';
@@ -100,7 +100,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
         out,
         exactKeys: EXACT,
         // femtoseconds (ns x 10^6): exact enough to add ts + dur before rounding the end to the ns
-        convert: (_key, text) => decimalToNs(text, nsPerUnit * FS_PER_NS)?.toString() ?? null,
+        convert: (_key, text) => scaleDecimal(text, nsPerUnit * FS_PER_NS), // decimalToNs(text, ...) as text, without BigInt
       }],
       capture: META_KEYS.map((k) => [k]),
     });
