@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, truncateSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { crc32 } from 'node:zlib';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { tickToNs } from '@tickwise/time';
@@ -118,3 +119,106 @@ describe.skipIf(!HAVE_CMAKE)('recorder capture directories (native recorder unde
     rmSync(cut, { recursive: true, force: true });
   });
 });
+
+/** The chunks of a records.twr: byte offset of each header, its type, payload size, seq. */
+function chunksOf(b: Buffer): { at: number; type: number; bytes: number; count: number; seq: bigint }[] {
+  const out = [];
+  for (let at = 64; at + 32 <= b.length; at += 32 + b.readUInt32LE(at + 8))
+    out.push({ at, type: b.readUInt16LE(at + 4), bytes: b.readUInt32LE(at + 8), count: b.readUInt32LE(at + 12), seq: b.readBigUInt64LE(at + 16) });
+  return out;
+}
+
+/** Rewrites a chunk's CRCs after its header or payload was edited. */
+function resealChunk(b: Buffer, at: number): void {
+  const bytes = b.readUInt32LE(at + 8);
+  b.writeUInt32LE(crc32(b.subarray(at + 32, at + 32 + bytes)), at + 24);
+  b.writeUInt32LE(crc32(b.subarray(at, at + 28)), at + 28);
+}
+
+/** A copy of a capture directory to edit. */
+function copyCapture(dir: string): string {
+  const out = join(tmp('tickwise-recorder-edit-'), 'run');
+  cpSync(dir, out, { recursive: true });
+  return out;
+}
+
+describe.skipIf(!HAVE_CMAKE)('recorder captures that lie (issue 17.4): kept, flagged, never counted twice', () => {
+  let launcherDir = '';
+  beforeAll(() => {
+    launcherDir = capture('launcher', ['--threads', '2', '--launches', '300', '--graph-every', '0']).dir;
+  });
+
+  it('a launch whose exit precedes its enter is stored valid = false with no dur_ns, and said', async () => {
+    const dir = copyCapture(launcherDir);
+    const file = join(dir, 'records.twr');
+    const b = readFileSync(file);
+    // the first HipLaunch record (kind 1) of the file
+    const chunk = chunksOf(b).find((c) => c.type === 1 && [...Array(c.count).keys()].some((i) => b.readUInt16LE(c.at + 32 + i * 64) === 1))!;
+    const index = [...Array(chunk.count).keys()].find((i) => b.readUInt16LE(chunk.at + 32 + i * 64) === 1)!;
+    const at = chunk.at + 32 + index * 64;
+    const enter = b.readBigUInt64LE(at + 8);
+    const exit = b.readBigUInt64LE(at + 16);
+    const launchId = b.readBigUInt64LE(at + 24);
+    b.writeBigUInt64LE(exit, at + 8); // swapped: exit before enter
+    b.writeBigUInt64LE(enter, at + 16);
+    resealChunk(b, chunk.at);
+    writeFileSync(file, b);
+    const c = await readRecorderDir(dir);
+    const e = c.host_events.find((x) => x.kind === 'hip_launch' && x.submission_id === launchId)!;
+    expect(e).toMatchObject({ start_ns: exit, end_ns: enter, dur_ns: null, valid: false });
+    expect(c.host_events.filter((x) => x.dur_ns !== null && x.dur_ns < 0n)).toEqual([]);
+    expect(c.host_events.filter((x) => !x.valid)).toHaveLength(1);
+    const d = c.diagnostics.filter((x) => x.code === 'recorder-end-before-start');
+    expect(d).toHaveLength(1);
+    expect(d[0]!.message).toContain('1 HIP launch record(s) end before they start');
+    expect(d[0]!.file).toBe(file);
+  });
+
+  it('a chunk written twice (verbatim, or renumbered at the end) is read once, with a diagnostic', async () => {
+    const ref = await readRecorderDir(launcherDir);
+    const b = readFileSync(join(launcherDir, 'records.twr'));
+    const chunks = chunksOf(b);
+    const rec = chunks.filter((c) => c.type === 1 && c.count > 0)[1]!;
+    const copy = Buffer.from(b.subarray(rec.at, rec.at + 32 + rec.bytes));
+
+    // verbatim right after itself: same seq, same payload
+    const verbatim = copyCapture(launcherDir);
+    const end = rec.at + 32 + rec.bytes;
+    writeFileSync(join(verbatim, 'records.twr'), Buffer.concat([b.subarray(0, end), copy, b.subarray(end)]));
+    // renumbered and appended: the next seq, header CRC rewritten
+    const renumbered = copyCapture(launcherDir);
+    const moved = Buffer.from(copy);
+    moved.writeBigUInt64LE(chunks.at(-1)!.seq + 1n, 16);
+    resealChunk(moved, 0);
+    writeFileSync(join(renumbered, 'records.twr'), Buffer.concat([b, moved]));
+
+    for (const dir of [verbatim, renumbered]) {
+      const c = await readRecorderDir(dir);
+      expect(c.host_events.length).toBe(ref.host_events.length);
+      expect(c.dispatches.length).toBe(ref.dispatches.length);
+      expect(c.capture.record_count).toBe(ref.capture.record_count);
+      expect(new Set(c.host_events.filter((e) => e.kind === 'hip_launch').map((e) => e.submission_id)).size).toBe(ref.host_events.filter((e) => e.kind === 'hip_launch').length);
+      const d = c.diagnostics.filter((x) => x.severity !== 'info');
+      expect(d.map((x) => x.code)).toEqual(['recorder-duplicate-chunk']);
+      expect(d[0]!.message).toContain(`1 chunk(s) repeat an earlier chunk`);
+      expect(d[0]!.message).toContain(`their ${rec.count} record(s) read once`);
+    }
+  });
+
+  it('an empty child records.twr leaves the others readable and is named', async () => {
+    const { dir, summary } = capture('fork', ['--parent-launches', '300', '--child-launches', '100']);
+    const child = join(dir, `proc-${summary['child_pid']}`, 'records.twr');
+    truncateSync(child, 0);
+    const c = await readRecorderDir(dir);
+    expect(c.processes).toHaveLength(1);
+    expect(c.host_events.filter((e) => e.kind === 'hip_launch').length).toBe(summary['parent_launches']);
+    const d = c.diagnostics.filter((x) => x.code === 'recorder-empty-process');
+    expect(d).toHaveLength(1);
+    expect(d[0]!.file).toBe(child);
+    expect(d[0]!.message).toContain(`${child} is empty`);
+    // every process empty: no capture
+    truncateSync(join(dir, 'records.twr'), 0);
+    await expect(readRecorderDir(dir)).rejects.toThrow(/empty records\.twr/);
+  });
+});
+
