@@ -1,98 +1,215 @@
 /**
- * Chrome trace (Kineto-shaped) import benchmark: the streaming JSON record
- * scanner with exact ts/dur conversion, then DuckDB, end to end.
+ * Chrome trace (Kineto) and rocprofv3 JSON import benchmark (issue 16.3):
+ * the JSON record scanner alone, and `importInput` end to end into a
+ * file-backed store, against `JSON.parse` of the same file (and Python's
+ * `json.load` when python3 exists), each in a fresh child process.
  *
- *   scripts/bench-trace-import [--mb 300] [--reps 3] [--gz]
+ *   scripts/bench-trace-import [--mb 150] [--reps 3] [--gz] [--only chrome|rocprof] [--no-import] [--no-python]
  *
- * Writes a seeded trace of about --mb MB (one kernel event per two CPU op
- * events, microsecond floats with 4 decimals, pretty enough to span lines
- * like Kineto's), then times, in fresh child processes, the scanner alone
- * (to NDJSON) and `importInput` into a file-backed store. Prints median wall
- * time, MB/s, events/s and peak RSS. Never a timed assertion.
+ * Inputs are built from the real fixtures by repetition (nothing large is
+ * committed): the Kineto trace `hta_trace_diff_control.json.gz` (HTA's
+ * CUPTI trace: 35 MB, Kineto's own multi-line layout) has its traceEvents
+ * repeated with `ts` shifted by the trace's span each time; rocprofv3's
+ * `tracelens_908_results.json.gz` (MI300, 43,915 dispatches) has its
+ * kernel_dispatch records repeated with their timestamps shifted. Each is
+ * cut to about --mb MB and cached under $TMPDIR/tickwise-bench-trace.
+ *
+ * Prints, per input and step, the median wall time, CPU time (user + sys:
+ * steadier than wall on a busy machine), MB/s of the uncompressed size, the
+ * ratio to JSON.parse's MB/s in the same run, and peak RSS. Never a timed
+ * assertion.
  */
 import { spawnSync } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, statSync, writeFileSync, readFileSync, rmSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 
 const root = resolve(import.meta.dirname, '..');
+const fixtures = resolve(root, '../shared/fixtures/external');
 const args = process.argv.slice(2);
 const opt = (name: string, dflt: string) => {
   const i = args.indexOf(`--${name}`);
   return i >= 0 && args[i + 1] ? args[i + 1]! : dflt;
 };
-const mb = Number(opt('mb', '300'));
+const mb = Number(opt('mb', '150'));
 const reps = Number(opt('reps', '3'));
 const gz = args.includes('--gz');
+const only = opt('only', '');
 const work = join(tmpdir(), 'tickwise-bench-trace');
 mkdirSync(work, { recursive: true });
-const plain = join(work, `kineto-${mb}mb.json`);
-const file = gz ? `${plain}.gz` : plain;
 
-if (!existsSync(plain)) {
-  console.error(`generating ~${mb} MB -> ${plain}`);
-  const out = createWriteStream(plain);
-  out.write('{"schemaVersion": 1, "displayTimeUnit": "ms", "baseTimeNanoseconds": 1700000000000000000, "traceEvents": [\n');
-  let written = 0;
-  let ts = 1000;
-  let seed = 42;
-  const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
-  for (let i = 0; written < mb * 1e6; i++) {
-    ts += 0.5 + rnd() * 2;
-    const e = i % 3 === 0
-      ? `{\n  "ph": "X", "cat": "kernel", "name": "gemm_${i % 7}", "pid": 0, "tid": 7,\n  "ts": ${ts.toFixed(4)}, "dur": ${(rnd() * 900).toFixed(4)},\n  "args": {"device": 0, "stream": 7, "correlation": ${i}, "grid": [64, 32, 1], "block": [256, 1, 1]}\n}`
-      : `{\n  "ph": "X", "cat": "cpu_op", "name": "aten::op_${i % 13}", "pid": 4242, "tid": 4242,\n  "ts": ${ts.toFixed(4)}, "dur": ${(rnd() * 5).toFixed(4)},\n  "args": {"External id": ${i}}\n}`;
-    const chunk = (i ? ',\n' : '') + e;
-    written += chunk.length;
-    if (!out.write(chunk)) await once(out, 'drain');
+/** End (index of the closing bracket) of the array whose `[` is at `open`. */
+function arrayEnd(text: string, open: number): number {
+  let depth = 0;
+  let inStr = false;
+  for (let i = open; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inStr) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inStr = false;
+    } else if (c === 0x22) inStr = true;
+    else if (c === 0x5b || c === 0x7b) depth++;
+    else if (c === 0x5d || c === 0x7d) {
+      if (--depth === 0) return i;
+    }
   }
-  out.write('\n]}\n');
-  out.end();
-  await once(out, 'finish');
+  throw new Error('unterminated array');
 }
-if (gz && !existsSync(file)) writeFileSync(file, gzipSync(readFileSync(plain)));
-const bytes = statSync(plain).size;
+
+/**
+ * Repeats the body of the array after `key` in `text` until the file is
+ * about `bytes` long, shifting the integer part of every `fields` number by
+ * the body's span each time; writes it to `out`.
+ */
+async function repeatArray(text: string, key: string, fields: string[], bytes: number, out: string): Promise<void> {
+  const at = text.indexOf(`"${key}"`);
+  const open = text.indexOf('[', at);
+  const close = arrayEnd(text, open);
+  const head = text.slice(0, open + 1);
+  const body = text.slice(open + 1, close).replace(/^\s+|\s+$/g, '');
+  const tail = text.slice(close);
+  const re = new RegExp(`("(?:${fields.join('|')})":\\s*)(\\d+)`, 'g');
+  let lo = Infinity, hi = -Infinity;
+  for (const m of body.matchAll(re)) {
+    const v = Number(m[2]);
+    lo = Math.min(lo, v);
+    hi = Math.max(hi, v);
+  }
+  const span = hi - lo + 1;
+  const w = createWriteStream(out);
+  w.write(head + '\n');
+  let written = head.length + tail.length;
+  for (let rep = 0; written < bytes; rep++) {
+    const part = (rep > 0 ? ',\n' : '') + (rep === 0 ? body : body.replace(re, (_m, k: string, v: string) => k + String(Number(v) + rep * span)));
+    written += part.length;
+    if (!w.write(part)) await once(w, 'drain');
+  }
+  w.write('\n' + tail);
+  w.end();
+  await once(w, 'finish');
+}
+
+interface Input {
+  name: string;
+  file: string;
+  bytes: number;
+}
+
+async function prepare(kind: 'chrome' | 'rocprof'): Promise<Input> {
+  const plain = join(work, `${kind === 'chrome' ? 'kineto' : 'rocprofv3'}-${mb}mb.json`);
+  if (!existsSync(plain)) {
+    console.error(`generating ~${mb} MB -> ${plain}`);
+    const src = kind === 'chrome' ? join(fixtures, 'chrome-trace/hta_trace_diff_control.json.gz') : join(fixtures, 'rocprofv3-json/tracelens_908_results.json.gz');
+    const text = gunzipSync(readFileSync(src)).toString('utf8');
+    if (kind === 'chrome') await repeatArray(text, 'traceEvents', ['ts'], mb * 1e6, plain);
+    else await repeatArray(text, 'kernel_dispatch', ['start_timestamp', 'end_timestamp'], mb * 1e6, plain);
+  }
+  const file = gz ? `${plain}.gz` : plain;
+  if (gz && !existsSync(file)) writeFileSync(file, gzipSync(readFileSync(plain), { level: 6 }));
+  return { name: kind === 'chrome' ? 'Chrome trace (Kineto)' : 'rocprofv3 JSON', file, bytes: statSync(plain).size };
+}
+
+interface Run {
+  s: number;
+  cpu_s: number;
+  rss_mb: number;
+  records: number;
+}
 
 const loader = join(root, 'node_modules/tsx/dist/loader.mjs');
-function child(kind: 'scan' | 'import'): { s: number; events: number; rss_mb: number } {
+
+/** One measured step in a fresh process; its last stdout line is a {@link Run} as JSON. */
+function child(step: 'parse' | 'python' | 'scan' | 'import', kind: 'chrome' | 'rocprof', file: string): Run | null {
+  if (step === 'python') {
+    const code = `
+import gzip, json, resource, sys, time
+t0 = time.perf_counter(); c0 = time.process_time()
+f = gzip.open(sys.argv[1], 'rb') if sys.argv[1].endswith('.gz') else open(sys.argv[1], 'rb')
+d = json.load(f)
+print(json.dumps({'s': time.perf_counter() - t0, 'cpu_s': time.process_time() - c0, 'rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 'records': 0}))`;
+    const r = spawnSync('python3', ['-c', code, file], { encoding: 'utf8' });
+    return r.status === 0 ? (JSON.parse(r.stdout.trim().split('\n').pop()!) as Run) : null;
+  }
   const db = join(work, 'bench.duckdb');
   for (const p of [db, `${db}.wal`]) if (existsSync(p)) rmSync(p);
+  const out = join(work, 'scan');
+  mkdirSync(out, { recursive: true });
   const code = `
-    import { openSource, scanJsonRecords, importInput } from '@tickwise/capture';
+    import { readFileSync } from 'node:fs';
+    import { gunzipSync } from 'node:zlib';
+    import { openSource, scanJsonRecords, scaleDecimal, importInput } from '@tickwise/capture';
     import { withAtomicStore } from '@tickwise/store';
-    import { decimalToNs } from '@tickwise/time';
+    const file = ${JSON.stringify(file)}, kind = ${JSON.stringify(kind)}, step = ${JSON.stringify(step)}, out = ${JSON.stringify(out)};
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
-    let events = 0;
-    if (${JSON.stringify(kind)} === 'scan') {
-      const src = await openSource(${JSON.stringify(file)});
-      const r = await scanJsonRecords(src, { mode: 'document', records: [{ paths: [['traceEvents', '[]']], out: ${JSON.stringify(join(work, 'scan.ndjson'))},
-        exactKeys: ['ts', 'dur'], convert: (_k, t) => decimalToNs(t, 1000n)?.toString() ?? null }] });
-      events = r.counts[0];
+    let records = 0;
+    if (step === 'parse') {
+      const bytes = readFileSync(file);
+      const v = JSON.parse((file.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8'));
+      records = kind === 'chrome' ? v.traceEvents.length : v['rocprofiler-sdk-tool'][0].buffer_records.kernel_dispatch.length;
+    } else if (step === 'scan') {
+      // the readers' own specs (chrome-trace.ts, rocprofv3.ts)
+      const tool = 'rocprofiler-sdk-tool';
+      const K = (k) => [tool, '[]', 'buffer_records', k, '[]'];
+      const records_ = kind === 'chrome'
+        ? [{ paths: [['[]'], ['traceEvents', '[]']], out: out + '/ev.ndjson', exactKeys: ['ts', 'dur', 'tts', 'tdur'], convert: (_k, t) => scaleDecimal(t, 1000000000n) }]
+        : [K('kernel_dispatch'), [tool, '[]', 'agents', '[]'], [tool, '[]', 'kernel_symbols', '[]'], ...['hip_api', 'hsa_api', 'marker_api', 'rccl_api', 'memory_copy'].map(K)]
+            .map((p, i) => ({ paths: [p], out: out + '/' + i + '.ndjson' }));
+      const capture = kind === 'chrome' ? ['displayTimeUnit', 'baseTimeNanoseconds', 'traceName', 'schemaVersion', 'otherData', 'deviceProperties', 'distributedInfo', 'metadata'].map((k) => [k])
+        : [[tool, '[]', 'metadata'], [tool, '[]', 'strings', 'buffer_records']];
+      const r = await scanJsonRecords(await openSource(file), { mode: 'document', records: records_, capture });
+      records = r.counts[0];
     } else {
-      const r = await withAtomicStore(${JSON.stringify(db)}, (s) => importInput(s, ${JSON.stringify(file)}));
-      events = r.records;
+      const r = await withAtomicStore(${JSON.stringify(db)}, (s) => importInput(s, file));
+      records = r.records;
     }
-    console.log(JSON.stringify({ s: (performance.now() - t0) / 1000, events, rss_mb: process.resourceUsage().maxRSS / 1024 }));
+    const c = process.cpuUsage(c0);
+    console.log(JSON.stringify({ s: (performance.now() - t0) / 1000, cpu_s: (c.user + c.system) / 1e6, rss_mb: process.resourceUsage().maxRSS / 1024, records }));
   `;
-  const r = spawnSync(process.execPath, ['--conditions=source', '--import', loader, '--input-type=module', '-e', code], { cwd: join(root, 'packages/cli'), encoding: 'utf8' });
+  const r = spawnSync(process.execPath, ['--conditions=source', '--import', loader, '--input-type=module', '-e', code], { cwd: join(root, 'packages/cli'), encoding: 'utf8', maxBuffer: 1 << 26 });
   if (r.status !== 0) {
     console.error(r.stderr);
     process.exit(1);
   }
-  return JSON.parse(r.stdout.trim().split('\n').pop()!);
+  return JSON.parse(r.stdout.trim().split('\n').pop()!) as Run;
 }
 
-const runs = { scan: [] as ReturnType<typeof child>[], import: [] as ReturnType<typeof child>[] };
-for (let i = 0; i < reps; i++) {
-  runs.scan.push(child('scan'));
-  runs.import.push(child('import'));
-  console.error(`rep ${i + 1}: scan ${runs.scan.at(-1)!.s.toFixed(2)} s, import ${runs.import.at(-1)!.s.toFixed(2)} s`);
-}
+const python = !args.includes('--no-python') && spawnSync('python3', ['--version']).status === 0;
+const steps = [
+  ['parse', 'JSON.parse (baseline)'],
+  ...(python ? [['python', 'python3 json.load']] : []),
+  ['scan', 'scanner -> NDJSON (exact ts/dur)'],
+  ...(args.includes('--no-import') ? [] : [['import', 'importInput (end to end)']]),
+] as const;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-console.log(`file: ${file} (${(bytes / 1e6).toFixed(0)} MB uncompressed, ${runs.scan[0]!.events} events), ${reps} reps, median`);
-for (const [name, rs] of [['scanner -> NDJSON (exact ts/dur)', runs.scan], ['importInput (end to end)', runs.import]] as const) {
-  const s = median(rs.map((r) => r.s));
-  console.log(`${name.padEnd(36)} ${s.toFixed(2).padStart(7)} s ${(bytes / 1e6 / s).toFixed(0).padStart(5)} MB/s ${(rs[0]!.events / s / 1e6).toFixed(2).padStart(5)} Mevents/s  peak RSS ${Math.max(...rs.map((r) => r.rss_mb)).toFixed(0)} MB`);
+const kinds = (['chrome', 'rocprof'] as const).filter((k) => !only || k === only);
+const rows: string[] = [];
+for (const kind of kinds) {
+  const input = await prepare(kind);
+  const runs = new Map<string, Run[]>();
+  for (let i = 0; i < reps; i++) {
+    for (const [step] of steps) {
+      const r = child(step, kind, input.file);
+      if (r) runs.set(step, [...(runs.get(step) ?? []), r]);
+    }
+    console.error(`${input.name} rep ${i + 1}: ${steps.map(([s]) => `${s} ${runs.get(s)?.at(-1)?.s.toFixed(2) ?? '-'} s`).join(', ')}`);
+  }
+  const mbOf = input.bytes / 1e6;
+  const base = median(runs.get('parse')!.map((r) => r.s));
+  const baseCpu = median(runs.get('parse')!.map((r) => r.cpu_s));
+  console.log(`\n${input.name}: ${input.file} (${mbOf.toFixed(0)} MB uncompressed${gz ? ', read as gzip' : ''}, ${runs.get('parse')![0]!.records} records), median of ${reps}`);
+  console.log(`${'step'.padEnd(34)} ${'wall s'.padStart(7)} ${'MB/s'.padStart(6)} ${'x JSON.parse'.padStart(12)} ${'CPU s'.padStart(7)} ${'MB/CPU s'.padStart(8)} ${'x'.padStart(5)} ${'peak RSS MB'.padStart(11)}`);
+  for (const [step, label] of steps) {
+    const rs = runs.get(step);
+    if (!rs) continue;
+    const s = median(rs.map((r) => r.s));
+    const cpu = median(rs.map((r) => r.cpu_s));
+    const rss = Math.max(...rs.map((r) => r.rss_mb));
+    const line = `${label.padEnd(34)} ${s.toFixed(2).padStart(7)} ${(mbOf / s).toFixed(0).padStart(6)} ${(base / s).toFixed(2).padStart(12)} ${cpu.toFixed(2).padStart(7)} ${(mbOf / cpu).toFixed(0).padStart(8)} ${(baseCpu / cpu).toFixed(2).padStart(5)} ${rss.toFixed(0).padStart(11)}`;
+    console.log(line);
+    rows.push(`| ${input.name} | ${label} | ${s.toFixed(2)} | ${(mbOf / s).toFixed(0)} | ${(base / s).toFixed(2)} | ${cpu.toFixed(2)} | ${(mbOf / cpu).toFixed(0)} | ${rss.toFixed(0)} |`);
+  }
 }
+console.log('\nmarkdown:\n| input | step | wall s | MB/s | x JSON.parse | CPU s | MB/CPU s | peak RSS MB |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n' + rows.join('\n'));
