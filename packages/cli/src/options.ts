@@ -108,11 +108,15 @@ export async function withStore<T>(args: InputArgs, work: (store: Store) => Prom
   }
 }
 
-/** A missing input is one line, exit 2 (not DuckDB's "Cannot open database ... in read-only mode"). */
+/**
+ * A missing store is one line, exit 2 (not DuckDB's "Cannot open database
+ * ... in read-only mode"). A missing capture file is the reader's to say
+ * (`PATH: cannot read: ENOENT ...`).
+ */
 export function checkInputsExist(inputs: readonly string[]): void {
   for (const input of inputs) {
-    if (input === STDIN_ARG || input === '-' || existsSync(input)) continue;
-    throw new TickwiseError('no-such-input', /\.duckdb$/i.test(input) ? `no such store: ${input}` : `no such file: ${input}`);
+    if (input === STDIN_ARG || input === '-' || !/\.(duckdb|db)$/i.test(input) || existsSync(input)) continue;
+    throw new TickwiseError('no-such-input', `no such store: ${input}`);
   }
 }
 
