@@ -36,11 +36,34 @@ import '../reader-options';
 /** Top-level keys kept as metadata. */
 const META_KEYS = ['displayTimeUnit', 'baseTimeNanoseconds', 'traceName', 'schemaVersion', 'otherData', 'deviceProperties', 'distributedInfo', 'metadata'] as const;
 
-/** ts/dur are staged in femtoseconds so that an end is round(ts + dur), not round(ts) + round(dur). */
+/**
+ * ts/dur are staged as ns text, exact to the femtosecond: an integer when the
+ * value is whole ns (the common case: Kineto writes at most 3 decimals of
+ * us), else with 6 decimals ("1700000000124000.5"), so that an end is
+ * round(ts + dur), not round(ts) + round(dur). The SQL takes the integer
+ * path (a cast) unless a text has a point (a DECIMAL sum, then rounding half
+ * away from zero); HUGEINT division, 25x slower, is never used.
+ */
 const FS_PER_NS = 1_000_000n;
 
-/** SQL: HUGEINT femtoseconds to ns, rounding half away from zero (as decimalToNs does). */
-const FS_TO_NS = (x: string) => `CASE WHEN (${x}) >= 0 THEN ((${x}) + 500000) // 1000000 ELSE -((500000 - (${x})) // 1000000) END`;
+/** fs integer text -> ns text: "123000500000" -> "123000.5", "123000000000" -> "123000", "-500000" -> "-0.5". */
+function fsToNsText(fs: string | null): string | null {
+  if (fs === null) return null;
+  const neg = fs.startsWith('-');
+  const digits = neg ? fs.slice(1) : fs;
+  if (digits.endsWith('000000')) return digits.length === 6 ? '0' : fs.slice(0, -6);
+  const padded = digits.padStart(7, '0');
+  return `${neg ? '-' : ''}${padded.slice(0, -6)}.${padded.slice(-6).replace(/0+$/, '')}`;
+}
+
+/** SQL: a staged ns text (integer, or with a fraction) as HUGEINT ns, rounded half away from zero. */
+const NS_OF = (x: string) =>
+  `CASE WHEN strpos(${x}, '.') = 0 THEN TRY_CAST(${x} AS HUGEINT) ELSE TRY_CAST(round(TRY_CAST(${x} AS DECIMAL(38,6))) AS HUGEINT) END`;
+
+/** SQL: round(a + b) of two staged ns texts, exact. */
+const NS_SUM = (a: string, b: string) =>
+  `CASE WHEN strpos(${a}, '.') = 0 AND strpos(${b}, '.') = 0 THEN TRY_CAST(${a} AS HUGEINT) + TRY_CAST(${b} AS HUGEINT)
+    ELSE TRY_CAST(round(TRY_CAST(${a} AS DECIMAL(38,6)) + TRY_CAST(${b} AS DECIMAL(38,6))) AS HUGEINT) END`;
 
 /** Event fields read as exact text. */
 const EXACT = ['ts', 'dur', 'tts', 'tdur'] as const;
@@ -99,8 +122,8 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
         paths: [['[]'], ['traceEvents', '[]']],
         out,
         exactKeys: EXACT,
-        // femtoseconds (ns x 10^6): exact enough to add ts + dur before rounding the end to the ns
-        convert: (_key, text) => scaleDecimal(text, nsPerUnit * FS_PER_NS), // decimalToNs(text, ...) as text, without BigInt
+        // ns exact to the femtosecond (see FS_PER_NS): scaled to fs, then the point put back
+        convert: (_key, text) => fsToNsText(scaleDecimal(text, nsPerUnit * FS_PER_NS)),
       }],
       capture: META_KEYS.map((k) => [k]),
     });
@@ -174,9 +197,8 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
         await insertCondition(store, captureId, 'trace.display_time_unit', displayUnit, null, 'Trace Event Format displayTimeUnit (display only)');
         if (displayUnit !== 'ms' && !opts.traceTimeUnit) diags.push({ severity: 'info', code: 'display-time-unit', message: traceMessages.displayTimeUnit(displayUnit) });
       }
-      // x: ns (HUGEINT) of the span table, or an event's fs text (fs = true)
-      const ns = (x: string, fs = false) =>
-        `TRY_CAST(${fs ? FS_TO_NS(`TRY_CAST(${x} AS HUGEINT)`) : `TRY_CAST(${x} AS HUGEINT)`} + ${shift.toString()}::HUGEINT AS BIGINT)`;
+      // x: ns (HUGEINT) of the span table, or an event's staged ns text (text = true)
+      const ns = (x: string, text = false) => `TRY_CAST(${text ? NS_OF(x) : `TRY_CAST(${x} AS HUGEINT)`} + ${shift.toString()}::HUGEINT AS BIGINT)`;
 
       // ---- spans: X, and B/E paired per (pid, tid) by nesting depth ----
       opts.onProgress?.('pairing spans');
@@ -193,22 +215,22 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
         LEFT JOIN tw_ct_devprop dp ON dp.id = p.pid`);
       await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_be AS
         SELECT *, CASE WHEN ph = 'B' THEN depth ELSE depth + 1 END AS level FROM (
-          SELECT _line, ph, pid, tid, _ts, sum(CASE WHEN ph = 'B' THEN 1 ELSE -1 END)
-            OVER (PARTITION BY pid, tid ORDER BY TRY_CAST(_ts AS HUGEINT), _line ROWS UNBOUNDED PRECEDING) AS depth
-          FROM tw_ct WHERE ph IN ('B', 'E') AND TRY_CAST(_ts AS HUGEINT) IS NOT NULL)`);
+          SELECT _line, ph, pid, tid, _ts, ts_ns, sum(CASE WHEN ph = 'B' THEN 1 ELSE -1 END)
+            OVER (PARTITION BY pid, tid ORDER BY ts_ns, _line ROWS UNBOUNDED PRECEDING) AS depth
+          FROM (SELECT *, ${NS_OF('_ts')} AS ts_ns FROM tw_ct WHERE ph IN ('B', 'E')) WHERE ts_ns IS NOT NULL)`);
       await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_pair AS
         SELECT b._line AS b_line, e._line AS e_line, e._ts AS e_ts FROM
-          (SELECT *, row_number() OVER (PARTITION BY pid, tid, level ORDER BY TRY_CAST(_ts AS HUGEINT), _line) AS k FROM tw_ct_be WHERE ph = 'B') b
-          JOIN (SELECT *, row_number() OVER (PARTITION BY pid, tid, level ORDER BY TRY_CAST(_ts AS HUGEINT), _line) AS k FROM tw_ct_be WHERE ph = 'E') e
+          (SELECT *, row_number() OVER (PARTITION BY pid, tid, level ORDER BY ts_ns, _line) AS k FROM tw_ct_be WHERE ph = 'B') b
+          JOIN (SELECT *, row_number() OVER (PARTITION BY pid, tid, level ORDER BY ts_ns, _line) AS k FROM tw_ct_be WHERE ph = 'E') e
           ON b.pid IS NOT DISTINCT FROM e.pid AND b.tid IS NOT DISTINCT FROM e.tid AND b.level = e.level AND b.k = e.k
-            AND TRY_CAST(e._ts AS HUGEINT) >= TRY_CAST(b._ts AS HUGEINT)`);
+            AND e.ts_ns >= b.ts_ns`);
       await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_span AS
         SELECT c._line AS line, c.ph, c.pid, c.tid, c.name, c.cat, c.args,
-          ${FS_TO_NS('TRY_CAST(c._ts AS HUGEINT)')} AS ts,
-          ${FS_TO_NS(`CASE WHEN c.ph = 'X' THEN TRY_CAST(c._ts AS HUGEINT) + TRY_CAST(c._dur AS HUGEINT) ELSE TRY_CAST(p.e_ts AS HUGEINT) END`)} AS te,
-          CASE WHEN c.ph = 'X' THEN ${FS_TO_NS('TRY_CAST(c._dur AS HUGEINT)')} ELSE ${FS_TO_NS('TRY_CAST(p.e_ts AS HUGEINT)')} - ${FS_TO_NS('TRY_CAST(c._ts AS HUGEINT)')} END AS src_dur,
-          c._ts IS NULL OR TRY_CAST(c._ts AS HUGEINT) IS NULL AS no_ts, c.ph = 'X' AND (c._dur IS NULL OR TRY_CAST(c._dur AS HUGEINT) IS NULL) AS no_dur,
-          c.ph = 'B' AND p.b_line IS NULL AND TRY_CAST(c._ts AS HUGEINT) IS NOT NULL AS unmatched,
+          ${NS_OF('c._ts')} AS ts,
+          CASE WHEN c.ph = 'X' THEN ${NS_SUM('c._ts', 'c._dur')} ELSE ${NS_OF('p.e_ts')} END AS te,
+          CASE WHEN c.ph = 'X' THEN ${NS_OF('c._dur')} ELSE ${NS_OF('p.e_ts')} - ${NS_OF('c._ts')} END AS src_dur,
+          c._ts IS NULL OR ${NS_OF('c._ts')} IS NULL AS no_ts, c.ph = 'X' AND (c._dur IS NULL OR ${NS_OF('c._dur')} IS NULL) AS no_dur,
+          c.ph = 'B' AND p.b_line IS NULL AND ${NS_OF('c._ts')} IS NOT NULL AS unmatched,
           ${KIND_OF('coalesce(pr.pname, \'\') || \' \' || coalesce(pr.plabels, \'\') || \' \' || coalesce(pr.dpname, \'\')', 'coalesce(pr.is_dev_id, false)')} AS pkind,
           coalesce(pr.plabels, pr.pname) AS pname, pr.dpname,
           lower(coalesce(c.cat, '')) AS lcat
@@ -337,8 +359,8 @@ function deviceProperties(text: string | undefined): { id: string; name: string 
 
 /** Old Kineto traces (no baseTimeNanoseconds) carry epoch microseconds: ts beyond 2001-09-09. */
 async function looksEpoch(store: Store): Promise<boolean> {
-  const v = await store.scalar(`SELECT min(TRY_CAST(_ts AS HUGEINT)) FROM tw_ct WHERE ph = 'X'`);
-  return typeof v === 'bigint' && v > 1_000_000_000_000_000_000n * FS_PER_NS;
+  const v = await store.scalar(`SELECT min(${NS_OF('_ts')}) FROM tw_ct WHERE ph = 'X'`);
+  return typeof v === 'bigint' && v > 1_000_000_000_000_000_000n;
 }
 
 async function eventDiagnostics(store: Store, diags: Diagnostic[]): Promise<void> {
@@ -350,8 +372,8 @@ async function eventDiagnostics(store: Store, diags: Diagnostic[]): Promise<void
     },
     `SELECT
        (SELECT count(*) FROM tw_ct WHERE ph IS NULL)::INTEGER AS no_ph, (SELECT min(_line) FROM tw_ct WHERE ph IS NULL) AS no_ph_line,
-       (SELECT count(*) FROM tw_ct WHERE ph IN ('X', 'B', 'E', 'i', 'I', 'C') AND TRY_CAST(_ts AS HUGEINT) IS NULL)::INTEGER AS no_ts,
-       (SELECT min(_line) FROM tw_ct WHERE ph IN ('X', 'B', 'E', 'i', 'I', 'C') AND TRY_CAST(_ts AS HUGEINT) IS NULL) AS no_ts_line,
+       (SELECT count(*) FROM tw_ct WHERE ph IN ('X', 'B', 'E', 'i', 'I', 'C') AND ${NS_OF('_ts')} IS NULL)::INTEGER AS no_ts,
+       (SELECT min(_line) FROM tw_ct WHERE ph IN ('X', 'B', 'E', 'i', 'I', 'C') AND ${NS_OF('_ts')} IS NULL) AS no_ts_line,
        count(*) FILTER (WHERE no_dur AND NOT no_ts)::INTEGER AS no_dur, min(line) FILTER (WHERE no_dur AND NOT no_ts) AS no_dur_line,
        count(*) FILTER (WHERE class = 'kernel' AND te <= ts)::INTEGER AS k_nonpos, min(line) FILTER (WHERE class = 'kernel' AND te <= ts) AS k_nonpos_line,
        count(*) FILTER (WHERE class <> 'kernel' AND te < ts)::INTEGER AS h_nonpos, min(line) FILTER (WHERE class <> 'kernel' AND te < ts) AS h_nonpos_line,
