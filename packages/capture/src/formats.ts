@@ -133,8 +133,28 @@ export async function importInput(store: Store, input: string, opts: ImportOptio
     if (src.isDirectory && format !== 'tickwise-recorder') {
       throw new TickwiseError('usage', `a directory: --input-format ${format} reads a file (only tickwise-recorder reads a capture directory)`, { file: src.displayPath });
     }
-    return await spec.read(store, src, opts);
+    try {
+      return await spec.read(store, src, opts);
+    } catch (e) {
+      throw readerFailure(e, format, src.displayPath);
+    }
   } finally {
     await src.cleanup();
   }
+}
+
+/**
+ * What a reader threw, as the one error a user sees: a `TickwiseError` as
+ * it is; anything else (a database's raw message, a library's exception on
+ * a corrupt file) names the file and the format, with the first line of the
+ * detail and no stack (code `reader-failed`: the reader should have said
+ * more, and the import fuzz counts it as unclear).
+ */
+function readerFailure(e: unknown, format: string, file: string): unknown {
+  if (e instanceof TickwiseError) return e;
+  if (!(e instanceof Error)) return e;
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code === 'ENOSPC') return new TickwiseError('no-space', 'no room on the disk for the import\'s temporary files', { file, cause: e });
+  const detail = e.message.split('\n')[0]!.replace(/^query failed: /, '').replace(/^(Conversion|Invalid Input|Out of Range|Binder|IO) Error: /, '');
+  return new TickwiseError('reader-failed', `cannot import this ${format} input: ${detail}`, { file, cause: e });
 }

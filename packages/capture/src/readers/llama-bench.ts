@@ -161,10 +161,16 @@ export function llamaBenchTestName(n_prompt: number, n_gen: number, n_depth: num
   return n_depth > 0 ? `${base} @ d${n_depth}` : base;
 }
 
+const INT64_MAX = (1n << 63n) - 1n;
+const INT32_MAX = (1n << 31n) - 1n;
+
 function toWallRef(row: RawRow, file: string, derived: boolean): WallRef {
   const f = row.fields;
   const has = (k: string) => Object.hasOwn(f, k) && f[k] !== null && f[k] !== '';
-  const int = (k: string, required: boolean): bigint | null => {
+  // present but too large for its column: said so, never reported as missing or left to the database
+  const outOfRange = (k: string, text: string, max: bigint): never =>
+    fail(file, row.line, `${k} ${text} is out of range: at most ${max}${k.endsWith('_ns') ? ' ns (int64)' : ''}`);
+  const int = (k: string, required: boolean, max: bigint = INT64_MAX): bigint | null => {
     if (!has(k)) {
       if (required) fail(file, row.line, llamaBenchMessages.missingField(k));
       return null;
@@ -172,12 +178,24 @@ function toWallRef(row: RawRow, file: string, derived: boolean): WallRef {
     const v = f[k];
     if (typeof v === 'bigint') {
       if (v < 0n) fail(file, row.line, llamaBenchMessages.notInteger(k, String(v)));
+      if (v > max) outOfRange(k, String(v), max);
       return v;
     }
     const s = typeof v === 'number' ? String(v) : typeof v === 'string' ? v.trim() : JSON.stringify(v);
+    if (typeof v === 'number' && Number.isInteger(v) && v > Number(max)) outOfRange(k, s, max);
     if (!/^\d+$/.test(s)) fail(file, row.line, llamaBenchMessages.notInteger(k, s));
+    if (BigInt(s) > max) outOfRange(k, s, max);
     return BigInt(s);
   };
+  // per-sample times (JSON): each a non-negative integer within int64 ns
+  const samples = f['samples_ns'];
+  if (Array.isArray(samples)) {
+    for (const x of samples as unknown[]) {
+      const t = typeof x === 'bigint' || typeof x === 'number' ? String(x) : JSON.stringify(x);
+      if (typeof x === 'bigint' ? x < 0n : typeof x !== 'number' || !Number.isInteger(x) || x < 0) fail(file, row.line, llamaBenchMessages.notInteger('samples_ns', t));
+      if ((typeof x === 'bigint' && x > INT64_MAX) || (typeof x === 'number' && x > Number(INT64_MAX))) outOfRange('samples_ns', t, INT64_MAX);
+    }
+  }
   const num = (k: string): number | null => {
     if (!has(k)) return null;
     const v = f[k];
@@ -186,7 +204,7 @@ function toWallRef(row: RawRow, file: string, derived: boolean): WallRef {
     return x;
   };
   const small = (k: string): number => {
-    const v = int(k, false);
+    const v = int(k, false, INT32_MAX);
     return v === null ? 0 : Number(v);
   };
   const n_prompt = small('n_prompt');
