@@ -143,6 +143,7 @@ interface Frame {
 // Output: NDJSON records assembled in one growing buffer per spec
 
 const NL = 0x0a, CR = 0x0d, SPACE = 0x20;
+const NULL = Buffer.from('null');
 const LINE_KEY = Buffer.from('{"_line":'), I_KEY = Buffer.from(',"_i":['), CLOSE_I = Buffer.from(']'), COMMA = Buffer.from(','), RECORD_END = Buffer.from('}\n');
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\u2028\u2029]/;
 
@@ -205,6 +206,35 @@ class NdjsonOut {
     for (let i = a; i < b; i++) d[p++] = src[i]!;
     this.pos = p;
   }
+  /** Bytes [a, b) of `src` with CR and LF written as spaces. */
+  copyFlat(src: Uint8Array, a: number, b: number): void {
+    this.ensure(b - a);
+    const d = this.buf;
+    let p = this.pos;
+    for (let i = a; i < b; i++) {
+      const c = src[i]!;
+      d[p++] = c === NL || c === CR ? SPACE : c;
+    }
+    this.pos = p;
+  }
+  /** A JSON string literal of `s`: written byte by byte when it is printable ASCII without " and \\ (number texts). */
+  jsonString(s: string): void {
+    const n = s.length;
+    this.ensure(n + 2);
+    const d = this.buf;
+    let p = this.pos;
+    d[p++] = 0x22;
+    for (let i = 0; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) {
+        this.utf8(jsonString(s));
+        return;
+      }
+      d[p++] = c;
+    }
+    d[p++] = 0x22;
+    this.pos = p;
+  }
   /** Counts a finished record and its source line. */
   done(line: number): void {
     if (this.count === this.lines.length) {
@@ -257,6 +287,8 @@ class RecordScanner {
   private readonly root: TrieNode;
   private readonly outs: NdjsonOut[];
   private readonly exactKeys: (readonly string[])[];
+  /** Per spec and exact key: the bytes `,"_<key>":` and `,"_<key>_text":`. */
+  private readonly exactNames: (readonly [Buffer, Buffer])[][];
   readonly captured = new Map<string, string>();
   readonly issues: Diagnostic[] = [];
   private readonly stack: Frame[] = [];
@@ -282,6 +314,7 @@ class RecordScanner {
     this.root = buildTrie(opts);
     this.outs = opts.records.map((r) => new NdjsonOut(r.out));
     this.exactKeys = opts.records.map((r) => r.exactKeys ?? []);
+    this.exactNames = this.exactKeys.map((keys) => keys.map((k) => [Buffer.from(`,"_${k}":`), Buffer.from(`,"_${k}_text":`)] as const));
   }
 
   /** The current line (after a run that wanted more: the line of the cut record or token). */
@@ -565,24 +598,26 @@ class RecordScanner {
     out.copy(CLOSE_I, 0, 1);
     if (bodyStart >= 0) {
       out.copy(COMMA, 0, 1);
-      const from = out.pos;
-      out.copy(t.buf, bodyStart, closeAt);
-      if (t.line !== recLine) {
-        // a pretty-printed record spans lines: its raw newlines are whitespace (strings cannot hold them)
-        const b = out.buf;
-        for (let k = from; k < out.pos; k++) if (b[k] === NL || b[k] === CR) b[k] = SPACE;
-      }
+      // a pretty-printed record spans lines: its raw newlines are whitespace (strings cannot hold them), written as spaces
+      if (t.line !== recLine) out.copyFlat(t.buf, bodyStart, closeAt);
+      else out.copy(t.buf, bodyStart, closeAt);
     }
     const order = this.exactOrder;
     if (order.length > 0) {
       const keys = this.exactKeys[spec]!;
+      const names = this.exactNames[spec]!;
       const convert = this.opts.records[spec]!.convert;
       for (const k of order) {
-        const key = keys[k]!;
         const text = this.exactText[k]!;
         this.exactText[k] = undefined;
-        const v = convert ? convert(key, text) : text;
-        out.utf8(`,"_${key}":${v === null ? 'null' : jsonString(v)},"_${key}_text":${jsonString(text)}`);
+        const v = convert ? convert(keys[k]!, text) : text;
+        // ,"_<key>":<v>,"_<key>_text":<text>
+        const [valueKey, textKey] = names[k]!;
+        out.copy(valueKey, 0, valueKey.length);
+        if (v === null) out.copy(NULL, 0, 4);
+        else out.jsonString(v);
+        out.copy(textKey, 0, textKey.length);
+        out.jsonString(text);
       }
       order.length = 0;
     }

@@ -39,6 +39,12 @@ const MINUS = 0x2d, PLUS = 0x2b, DOT = 0x2e, ZERO = 0x30, NINE = 0x39, LOWER_E =
 const SIMPLE_ESCAPE = new Uint8Array(256);
 for (const c of '"\\/bfnrt') SIMPLE_ESCAPE[c.charCodeAt(0)] = 1;
 
+/** Bytes that end the plain run of a string: ", \ and the control characters. */
+const STRING_STOP = new Uint8Array(256);
+for (let c = 0; c < 0x20; c++) STRING_STOP[c] = 1;
+STRING_STOP[QUOTE] = 1;
+STRING_STOP[BACKSLASH] = 1;
+
 function isHex(c: number): boolean {
   return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
 }
@@ -83,6 +89,7 @@ export class JsonTokenizer {
     const b = this.buf;
     const end = this.end;
     let i = this.pos;
+    if (i < end && b[i]! > SPACE) return true; // the common case: a token right here
     while (i < end) {
       const c = b[i]!;
       if (c === SPACE || c === TAB || c === CR) i++;
@@ -147,11 +154,7 @@ export class JsonTokenizer {
     let escaped = false;
     for (;;) {
       // the common bytes first: anything printable but " and \
-      while (i < end) {
-        const c = b[i]!;
-        if (c === QUOTE || c === BACKSLASH || c < 0x20) break;
-        i++;
-      }
+      while (i < end && STRING_STOP[b[i]!] === 0) i++;
       if (i >= end) return Tok.More;
       const c = b[i]!;
       if (c === QUOTE) break;
