@@ -30,7 +30,7 @@ export async function main(argv: string[]): Promise<number> {
     const named = namedVerb(argv);
     const word = argv.find((a) => !a.startsWith('-'));
     if (word !== undefined && named === undefined) throw new UsageError(unknownVerb(word));
-    const context: FailContext = { verb: named?.name, options: () => [] };
+    const context: FailContext = { verb: named?.name, usage: named?.name ?? '', options: () => [] };
     let cli = yargs(argv)
       .scriptName('tickwise')
       .usage('$0 <verb> [inputs] [options]\n\nDispatch-timeline analysis for iGPU + NPU edge chips.')
@@ -73,6 +73,8 @@ class UsageError extends Error {
 /** What the failure handler knows: the verb being parsed and its option names (filled by its builder). */
 interface FailContext {
   verb: string | undefined;
+  /** The verb's command line as it declares it (`gaps <inputs..>`). */
+  usage: string;
   options: () => string[];
 }
 
@@ -140,6 +142,11 @@ function usageMessage(msg: string | undefined, argv: readonly string[], ctx: Fai
     return invalid.map((m) => `--${m[1]} ${m[2]!.replace(/"/g, '')}: not one of ${m[3]!.replace(/"/g, '')}` +
       (m[1] === 'format' && inputFormat ? ' (--format is the output format; the input format is --input-format)' : '')).join('\n');
   }
+  if (/^Not enough non-option arguments/.test(text) && ctx.verb) {
+    return ctx.usage.includes('<inputs..>')
+      ? `${ctx.verb} needs its inputs: a .duckdb store or capture files (- for stdin), e.g. tickwise ${ctx.verb} run.duckdb`
+      : `missing an argument: tickwise ${ctx.usage}`;
+  }
   const noValue = /^Not enough arguments following: (.*)$/.exec(text);
   if (noValue) return `--${noValue[1]} needs a value`;
   const missing = /^Missing required arguments?: (.*)$/.exec(text);
@@ -176,6 +183,7 @@ function showDurations(y: Argv<object>): void {
 /** A verb's module with its Examples section, and its option names made known to the failure handler. */
 function withExamples(m: CommandModule<object, never>, name: string, ctx: FailContext): CommandModule<object, never> {
   const builder = m.builder;
+  ctx.usage = String(Array.isArray(m.command) ? m.command[0] : m.command ?? name);
   return {
     ...m,
     builder: (y: Argv<object>) => {

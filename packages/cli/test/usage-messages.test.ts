@@ -51,6 +51,12 @@ describe('mistakes get a suggestion and the verb\'s own --help', () => {
     expect(r.stderr).not.toMatch(/minGpa/);
   });
 
+  it('a verb without its inputs says what it needs', () => {
+    const r = run(['gaps']);
+    expect(r.rc).toBe(2);
+    expect(r.stderr).toBe('tickwise: gaps needs its inputs: a .duckdb store or capture files (- for stdin), e.g. tickwise gaps run.duckdb\n(tickwise gaps --help lists its options, with examples)\n');
+  });
+
   it('an option missing its value is named', () => {
     const r = run(['gaps', store, '--min-gap']);
     expect(r.rc).toBe(2);
