@@ -252,3 +252,13 @@ describe('an input whose format cannot be told', () => {
     expect(r.stderr).toMatch(/cannot tell the format of this input \(known: ireeperf-jsonl, .*\); pass --input-format NAME/);
   });
 });
+
+describe('schedule prints a float-noise residual as 0 (issue 18.11)', () => {
+  it('the model-vs-capture residual of the samples reads 0 ms, never -5.68e-12 ms', () => {
+    const r = run(['schedule', sample, '--npu', 'captures/sample/npu-tiles.ireeperf.jsonl', '--microbatch', '512']);
+    expect(r.rc, r.stderr).toBe(0);
+    const line = r.stdout.split('\n').find((l) => /\bresidual$/.test(l));
+    expect(line?.trim()).toMatch(/^(?:0 ms|[+-]\d+(?:\.\d+)? (?:ms|us|ns))\s+residual$/);
+    expect(r.stdout).not.toMatch(/\de-\d+ ms/);
+  });
+});
