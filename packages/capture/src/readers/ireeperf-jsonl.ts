@@ -242,6 +242,7 @@ export async function importIreeperfJsonl(store: Store, src: SourceFile, opts: I
     if (records === 0) throw new TickwiseError('empty-input', captureMessages.emptyFile(), { file: src.displayPath });
     opts.onProgress?.('checking');
     const schemaVersion = await checkSchema(store, src.displayPath);
+    await refuseOutOfRange(store, src.displayPath);
     opts.onProgress?.('fitting clocks');
     const fits = await fitDevices(store, captureId, diags, opts, src.displayPath);
     opts.onProgress?.('loading tables');
@@ -310,6 +311,34 @@ async function checkSchema(store: Store, file: string): Promise<number> {
     });
   }
   return Number(declared);
+}
+
+/**
+ * Integers the stage reads as UBIGINT but the store keeps narrower: a value
+ * present but beyond its column is refused with its line and field ("out of
+ * range", never "missing", never DuckDB's cast text). The u32 "none"
+ * sentinel (4294967295) is allowed where the reader maps it to NULL.
+ */
+const NARROW_FIELDS: readonly [field: string, max: bigint, sentinel: boolean][] = [
+  ['physical_device_ordinal', 2147483647n, true], ['queue_ordinal', 2147483647n, true], ['command_index', 4294967295n, true],
+  ['function_ordinal', 4294967295n, true], ['export_ordinal', 4294967295n, true],
+  ['binding_count', 9223372036854775807n, false], ['wait_count', 9223372036854775807n, false], ['signal_count', 9223372036854775807n, false],
+  ['barrier_count', 9223372036854775807n, false], ['operation_count', 9223372036854775807n, false], ['sample_id', 9223372036854775807n, false],
+  ['tile_count', 9223372036854775807n, false],
+];
+const NARROW_LISTS: readonly string[] = ['workgroup_count', 'workgroup_size'];
+
+async function refuseOutOfRange(store: Store, file: string): Promise<void> {
+  const conds = NARROW_FIELDS.map(([f, max, sentinel]) =>
+    `SELECT line, '${f}' AS field, ${f}::VARCHAR AS v, '${max}' AS max FROM tw_stage WHERE ${f} > ${max}${sentinel ? ` AND ${f} <> ${U32_NONE}` : ''}`);
+  for (const f of NARROW_LISTS) {
+    conds.push(`SELECT line, '${f}' AS field, list_max(${f})::VARCHAR AS v, '4294967295' AS max FROM tw_stage WHERE list_max(${f}) > 4294967295`);
+  }
+  const bad = await store.rows(`SELECT * FROM (${conds.join(' UNION ALL ')}) ORDER BY line LIMIT 1`);
+  if (bad[0]) {
+    throw new TickwiseError('bad-value', `field "${String(bad[0]['field'])}": ${String(bad[0]['v'])} is out of range (at most ${String(bad[0]['max'])})`,
+      { file, line: Number(bad[0]['line']) });
+  }
 }
 
 /** How one device's ticks reach the host timeline. */
