@@ -2,7 +2,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import type { Store } from '@tickwise/store';
+import { tableColumns, type Store, type TableName } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import { insertCapture } from './capture-rows';
 import type { ImportOptions, ImportResult } from './readers/ireeperf-jsonl';
@@ -45,13 +45,14 @@ export async function importRecorderDir(store: Store, src: SourceFile, opts: Imp
     record_count: cap.capture.record_count,
   });
   const devices = opts.deviceKind ? cap.devices.map((d) => ({ ...d, kind: opts.deviceKind! })) : cap.devices;
-  await insertAll(store, 'devices', devices);
-  await insertAll(store, 'clock_samples', cap.clock_samples);
-  await insertAll(store, 'dispatches', cap.dispatches);
-  await insertAll(store, 'host_events', cap.host_events);
-  await insertAll(store, 'provenance', cap.provenance);
-  await insertAll(store, 'conditions', cap.conditions);
-  await insertAll(store, 'diagnostics', cap.diagnostics);
+  await store.append('devices', devices as never);
+  await store.append('clock_samples', cap.clock_samples as never);
+  // the two big tables through a staging table: positional rows, then one INSERT ... SELECT
+  await appendBulk(store, 'dispatches', cap.dispatches);
+  await appendBulk(store, 'host_events', cap.host_events);
+  await store.append('provenance', cap.provenance as never);
+  await store.append('conditions', cap.conditions as never);
+  await store.append('diagnostics', cap.diagnostics as never);
   // host conditions `tickwise capture` sampled while the program ran
   const condFile = join(src.path, 'conditions.json');
   if (existsSync(condFile)) {
@@ -66,12 +67,33 @@ export async function importRecorderDir(store: Store, src: SourceFile, opts: Imp
   };
 }
 
-/** Inserts rows whose keys are the table's column names. */
-async function insertAll(store: Store, table: string, rows: readonly object[]): Promise<void> {
-  const first = rows[0];
-  if (!first) return;
-  const columns = Object.keys(first);
-  await store.insertRows(table, columns, rows.map((r) => columns.map((c) => (r as Record<string, unknown>)[c] ?? null)));
+/**
+ * Appends rows (objects keyed by the table's column names) in bulk: as
+ * positional rows into a temporary copy of the table's columns through the
+ * store's appender, then one `INSERT ... SELECT` (DuckDB checks the table's
+ * constraints there). Per-row work is one array of the row's values.
+ */
+async function appendBulk(store: Store, table: TableName, rows: readonly object[]): Promise<void> {
+  if (rows.length === 0) return;
+  const columns = tableColumns(table).map((c) => c.name);
+  const staging = `tw_recorder_${table}`;
+  await store.run(`CREATE OR REPLACE TEMP TABLE ${staging} AS SELECT ${columns.join(', ')} FROM ${table} LIMIT 0`);
+  try {
+    await store.appendTemp(staging, positional(rows, columns));
+    await store.run(`INSERT INTO ${table} (${columns.join(', ')}) SELECT ${columns.join(', ')} FROM ${staging}`);
+  } finally {
+    await store.run(`DROP TABLE IF EXISTS ${staging}`);
+  }
+}
+
+function* positional(rows: readonly object[], columns: readonly string[]): Generator<unknown[]> {
+  const n = columns.length;
+  for (const row of rows) {
+    const r = row as Record<string, unknown>;
+    const out = new Array<unknown>(n);
+    for (let i = 0; i < n; i++) out[i] = r[columns[i]!] ?? null;
+    yield out;
+  }
 }
 
 async function hashDirectory(dir: string): Promise<{ sha256: string; sizeBytes: number }> {

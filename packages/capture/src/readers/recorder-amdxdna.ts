@@ -88,12 +88,12 @@ export class AmdxdnaMapper {
           break;
         }
       }
-      const s = span(ctx, 'amdxdna ioctl', h.host_enter_ns, h.host_exit_ns);
+      const dur = span(ctx, 'amdxdna ioctl', h.host_enter_ns, h.host_exit_ns);
       rows.host_events.push({
         capture_id, device: RECORDER_NPU_DEVICE, queue, kind: name.replace(/^xdna_/, 'npu_'), op: name, name: null,
         event_id: null, submission_id: seq, command_buffer_id: null, command_index: null,
-        thread_id: BigInt(h.tid), start_ns: h.host_enter_ns, end_ns: h.host_exit_ns, dur_ns: s.dur_ns, time_source: 'host_monotonic',
-        valid: h.result >= 0 && s.ordered, args: argsText(dv, at, args, extra), line: null,
+        thread_id: BigInt(h.tid), start_ns: h.host_enter_ns, end_ns: h.host_exit_ns, dur_ns: dur, time_source: 'host_monotonic',
+        valid: h.result >= 0 && dur !== null, args: argsText(dv, at, args, extra), line: null,
       });
     }
 
@@ -106,14 +106,14 @@ export class AmdxdnaMapper {
       const seen = waitsByHwctx.get(`${e.fd}:${e.hwctx}:${e.seq}`) ?? (syncobj !== undefined ? waitsBySyncobj.get(`${e.fd}:${syncobj}:${e.seq}`) : undefined) ?? null;
       const start = e.host_enter_ns;
       if (seen === null) unobserved++;
-      const s = seen === null ? null : span(ctx, 'NPU command', start, seen);
+      const dur = seen === null ? null : span(ctx, 'NPU command', start, seen);
       const qk = `npu:${pid}:${e.fd}:${e.hwctx}`;
       if (!ctx.queueIndex.has(qk)) ctx.queueIndex.set(qk, ctx.queueIndex.size);
       rows.dispatches.push({
         capture_id, device: RECORDER_NPU_DEVICE, queue: ctx.queueIndex.get(qk)!, submission_id: e.seq, command_buffer_id: null,
         command_index: null, event_id: e.seq, executable_id: null, function_ordinal: null, kernel: null,
-        start_ns: start, end_ns: seen, dur_ns: s?.dur_ns ?? null, start_tick: null, end_tick: null,
-        source_dur_ns: null, time_source: 'host_monotonic', valid: s !== null && s.ordered,
+        start_ns: start, end_ns: seen, dur_ns: dur, start_tick: null, end_tick: null,
+        source_dur_ns: null, time_source: 'host_monotonic', valid: dur !== null,
         workgroup_count_x: null, workgroup_count_y: null, workgroup_count_z: null, rows: null, line: null,
       });
     }

@@ -134,13 +134,13 @@ export class CudaMapper {
           if (kernel === null) unnamed++;
           this.cudaDevices.add(r.device_id);
           const correlation = BigInt(r.correlation_id);
-          const s = span(ctx, 'CUDA kernel', t.start, t.end);
+          const dur = span(ctx, 'CUDA kernel', t.start, t.end);
           rows.dispatches.push({
             capture_id, device: r.device_id, queue: streamQueue(r.stream_id), submission_id: correlation, command_buffer_id: null,
             command_index: null, event_id: correlation, executable_id: null, function_ordinal: null, kernel,
-            start_ns: t.start, end_ns: t.end, dur_ns: s.dur_ns, start_tick: null, end_tick: null, source_dur_ns: null,
+            start_ns: t.start, end_ns: t.end, dur_ns: dur, start_tick: null, end_tick: null, source_dur_ns: null,
             // the format records grid_blocks as x*y*z only, not the three grid dimensions
-            time_source: t.source, valid: t.mapped && s.ordered,
+            time_source: t.source, valid: t.mapped && dur !== null,
             workgroup_count_x: null, workgroup_count_y: null, workgroup_count_z: null, rows: null, line: null,
           });
           break;
@@ -165,12 +165,12 @@ export class CudaMapper {
             name = `Memset (${mem(r.memory_kind)})`;
             extra = `,"memory_kind_name":${JSON.stringify(CudaMemoryKind[r.memory_kind] ?? null)}`;
           }
-          const s = span(ctx, memcpy ? 'CUDA memcpy' : 'CUDA memset', t.start, t.end);
+          const dur = span(ctx, memcpy ? 'CUDA memcpy' : 'CUDA memset', t.start, t.end);
           rows.host_events.push({
             // named as Kineto (also CUPTI) names them, so that captures of both compare by name
             capture_id, device: r.device_id, queue: streamQueue(r.stream_id), kind: memcpy ? 'cuda_memcpy' : 'cuda_memset', op, name,
             event_id: null, submission_id: BigInt(r.correlation_id), command_buffer_id: null, command_index: null,
-            thread_id: BigInt(r.tid), start_ns: t.start, end_ns: t.end, dur_ns: s.dur_ns, time_source: t.source, valid: t.mapped && s.ordered,
+            thread_id: BigInt(r.tid), start_ns: t.start, end_ns: t.end, dur_ns: dur, time_source: t.source, valid: t.mapped && dur !== null,
             args: argsText(dv, at, memcpy ? MEMCPY_ARGS : MEMSET_ARGS, `"pid":${pid},"time_domain":${r.time_domain}${async}${extra}`),
             line: null,
           });
@@ -183,12 +183,12 @@ export class CudaMapper {
           const op = p.names.get(cudaNameKey(CudaNameKind.api, (BigInt(r.domain) << 32n) | BigInt(r.cbid))) ?? null;
           if (op === null) unnamed++;
           const act = byCorrelation.get(r.correlation_id);
-          const s = span(ctx, 'CUDA API call', t.start, t.end);
+          const dur = span(ctx, 'CUDA API call', t.start, t.end);
           rows.host_events.push({
             capture_id, device: act?.device ?? null, queue: act && act.stream <= INT32_MAX ? act.stream : null, kind: 'cuda_api', op,
             name: act?.kernel ?? null, event_id: null, submission_id: BigInt(r.correlation_id), command_buffer_id: null, command_index: null,
-            thread_id: BigInt(r.tid), start_ns: t.start, end_ns: t.end, dur_ns: s.dur_ns, time_source: t.source,
-            valid: t.mapped && r.result === 0 && s.ordered,
+            thread_id: BigInt(r.tid), start_ns: t.start, end_ns: t.end, dur_ns: dur, time_source: t.source,
+            valid: t.mapped && r.result === 0 && dur !== null,
             args: JSON.stringify({
               api_class: CudaApiClass[r.api_class] ?? `class_${r.api_class}`, correlation_id: r.correlation_id, cbid: r.cbid,
               domain: CudaApiDomain[r.domain] ?? `domain_${r.domain}`, result: r.result, stream: r.stream.toString(),

@@ -28,6 +28,9 @@ export const HipApi: Record<number, string> = {
 
 const GRAPH_LAUNCH = 5;
 const LAUNCH_ID = RECORD_LAYOUT.hip_launch.fields.launch_id[0];
+const LAUNCH_API = RECORD_LAYOUT.hip_launch.fields.api[0];
+const LAUNCH_FUNCTION = RECORD_LAYOUT.hip_launch.fields.function[0];
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 const HIP_DEVICE0 = 16;
 const HOST_BOOTTIME = 1;
 const LAUNCH_ARGS = argsFields('hip_launch', (n) => n.startsWith('host_'));
@@ -60,11 +63,27 @@ export class HipMapper {
       if (name === undefined) nameCache.set(key, (name = p.names.get(key) ?? null));
       return name;
     };
-    // launches by id, for the dispatches' names (a dispatch may precede its launch in the file)
-    const launches = new Map<bigint, number>();
+    // launches by id: the launch's kernel name, or null (a graph launch, an unnamed function), for its
+    // dispatches (a dispatch may precede its launch in the file); ids below 2^53 keyed as numbers
+    const launchName = new Map<number | bigint, string | null>();
+    const idKey = (id: bigint): number | bigint => (id <= MAX_SAFE ? Number(id) : id);
     for (let i = 0; i < p.record_count; i++) {
-      if (p.kinds[i] === RecorderKind.hip_launch) launches.set(dv.getBigUint64(p.offsets[i]! + LAUNCH_ID, true), p.offsets[i]!);
+      if (p.kinds[i] !== RecorderKind.hip_launch) continue;
+      const at = p.offsets[i]!;
+      const api = dv.getUint16(at + LAUNCH_API, true);
+      launchName.set(idKey(dv.getBigUint64(at + LAUNCH_ID, true)), api === GRAPH_LAUNCH ? null : nameOf(api, dv.getBigUint64(at + LAUNCH_FUNCTION, true)));
     }
+    // thread ids as bigint, queue and agent numbers: a cache of the last one (they repeat in runs)
+    const tids = new Map<number, bigint>();
+    const tidOf = (tid: number): bigint => {
+      let t = tids.get(tid);
+      if (t === undefined) tids.set(tid, (t = BigInt(tid)));
+      return t;
+    };
+    let lastQueue: bigint | null = null;
+    let lastQueueIndex = 0;
+    let lastAgent: bigint | null = null;
+    let lastAgentIndex = 0;
     const pidArg = `"pid":${pid}`;
 
     for (let i = 0; i < p.record_count; i++) {
@@ -73,33 +92,39 @@ export class HipMapper {
       if (kind === RecorderKind.hip_launch || kind === RecorderKind.hip_sync) {
         const launch = kind === RecorderKind.hip_launch ? decodeRecord(dv, at, 'hip_launch') : null;
         const r = launch ?? decodeRecord(dv, at, 'hip_sync');
-        const s = span(ctx, launch ? 'HIP launch' : 'HIP synchronize', r.host_enter_ns, r.host_exit_ns);
+        const dur = span(ctx, launch ? 'HIP launch' : 'HIP synchronize', r.host_enter_ns, r.host_exit_ns);
         rows.host_events.push({
           capture_id, device: 0, queue: null, kind: launch ? 'hip_launch' : 'hip_sync', op: HipApi[r.api] ?? `api_${r.api}`,
           name: launch && launch.api !== GRAPH_LAUNCH ? nameOf(launch.api, launch.function) : null,
           event_id: null, submission_id: launch ? launch.launch_id : null,
-          command_buffer_id: null, command_index: null, thread_id: BigInt(r.tid), start_ns: r.host_enter_ns, end_ns: r.host_exit_ns, dur_ns: s.dur_ns,
-          time_source: 'host_monotonic', valid: r.result === 0 && s.ordered, args: argsText(dv, at, launch ? LAUNCH_ARGS : SYNC_ARGS, pidArg), line: null,
+          command_buffer_id: null, command_index: null, thread_id: tidOf(r.tid), start_ns: r.host_enter_ns, end_ns: r.host_exit_ns, dur_ns: dur,
+          time_source: 'host_monotonic', valid: r.result === 0 && dur !== null, args: argsText(dv, at, launch ? LAUNCH_ARGS : SYNC_ARGS, pidArg), line: null,
         });
       } else if (kind === RecorderKind.hip_dispatch) {
         const r = decodeRecord(dv, at, 'hip_dispatch');
         const shift = r.time_domain === HOST_BOOTTIME ? p.header.boottime_minus_monotonic_ns : 0n;
         const start = r.start - shift;
         const end = r.end - shift;
-        const launchAt = launches.get(r.correlation_external);
-        const launch = launchAt === undefined ? null : decodeRecord(dv, launchAt, 'hip_launch');
-        if (!this.agentIndex.has(r.agent_handle)) this.agentIndex.set(r.agent_handle, this.agentIndex.size);
-        const qk = `hip:${pid}:${r.queue_handle}`;
-        if (!ctx.queueIndex.has(qk)) ctx.queueIndex.set(qk, ctx.queueIndex.size);
-        const s = span(ctx, 'HIP kernel', start, end);
+        const kernel = launchName.get(idKey(r.correlation_external));
+        if (r.agent_handle !== lastAgent) {
+          if (!this.agentIndex.has(r.agent_handle)) this.agentIndex.set(r.agent_handle, this.agentIndex.size);
+          lastAgent = r.agent_handle;
+          lastAgentIndex = this.agentIndex.get(r.agent_handle)!;
+        }
+        if (r.queue_handle !== lastQueue) {
+          const qk = `hip:${pid}:${r.queue_handle}`;
+          if (!ctx.queueIndex.has(qk)) ctx.queueIndex.set(qk, ctx.queueIndex.size);
+          lastQueue = r.queue_handle;
+          lastQueueIndex = ctx.queueIndex.get(qk)!;
+        }
+        const dur = span(ctx, 'HIP kernel', start, end);
         rows.dispatches.push({
-          capture_id, device: this.agentIndex.get(r.agent_handle)!, queue: ctx.queueIndex.get(qk)!,
-          submission_id: launch ? launch.launch_id : null, command_buffer_id: null, command_index: null,
-          event_id: r.dispatch_id, executable_id: null, function_ordinal: null,
-          kernel: launch && launch.api !== GRAPH_LAUNCH ? nameOf(launch.api, launch.function) : null,
-          start_ns: start, end_ns: end, dur_ns: s.dur_ns, start_tick: null, end_tick: null, source_dur_ns: null,
+          capture_id, device: lastAgentIndex, queue: lastQueueIndex,
+          submission_id: kernel !== undefined ? r.correlation_external : null, command_buffer_id: null, command_index: null,
+          event_id: r.dispatch_id, executable_id: null, function_ordinal: null, kernel: kernel ?? null,
+          start_ns: start, end_ns: end, dur_ns: dur, start_tick: null, end_tick: null, source_dur_ns: null,
           // BOOTTIME stamps were shifted by the recorded offset above: they are on CLOCK_MONOTONIC now
-          time_source: 'host_monotonic', valid: s.ordered,
+          time_source: 'host_monotonic', valid: dur !== null,
           workgroup_count_x: null, workgroup_count_y: null, workgroup_count_z: null, rows: null, line: null,
         });
       } else if (kind === RecorderKind.clock_sample) {

@@ -35,13 +35,14 @@ export interface ProcessContext {
 }
 
 /**
- * A span from `start` to `end` as (end_ns, dur_ns, ordered): an end before its
- * start keeps both raw bounds but no duration (never a negative dur_ns).
+ * The duration of a span from `start` to `end`, or null when the end precedes
+ * the start (counted: the row keeps both raw bounds, valid = false, never a
+ * negative dur_ns).
  */
-export function span(ctx: ProcessContext, what: string, start: bigint, end: bigint): { dur_ns: bigint | null; ordered: boolean } {
-  if (end >= start) return { dur_ns: end - start, ordered: true };
+export function span(ctx: ProcessContext, what: string, start: bigint, end: bigint): bigint | null {
+  if (end >= start) return end - start;
   ctx.inverted(what);
-  return { dur_ns: null, ordered: false };
+  return null;
 }
 
 /** A `devices` row from its identity and its clock fit (or none). */
@@ -62,6 +63,8 @@ export function deviceRow(
 /** The fields of a kind that go into a row's `args` JSON, precomputed once per kind. */
 export interface ArgsFields {
   readonly names: readonly string[];
+  /** `"name":` of each field, with the comma before all but the first. */
+  readonly keys: readonly string[];
   readonly offsets: Int32Array;
   readonly types: readonly FieldType[];
 }
@@ -70,7 +73,23 @@ export interface ArgsFields {
 export function argsFields(kind: RecorderKindName, skip: (name: string) => boolean): ArgsFields {
   const list = Object.entries(RECORD_LAYOUT[kind].fields as Record<string, readonly [number, FieldType]>)
     .filter(([n, [o, t]]) => o >= 8 && !t.startsWith('char') && !skip(n));
-  return { names: list.map(([n]) => n), offsets: Int32Array.from(list.map(([, [o]]) => o)), types: list.map(([, [, t]]) => t) };
+  return {
+    names: list.map(([n]) => n),
+    keys: list.map(([n], i) => `${i ? ',' : ''}"${n}":`),
+    offsets: Int32Array.from(list.map(([, [o]]) => o)),
+    types: list.map(([, [, t]]) => t),
+  };
+}
+
+const TWO_32 = 4294967296;
+const SAFE_HI = 0x200000; // |hi| below 2^21: hi * 2^32 + lo is below 2^53, exact as a double
+
+/** Decimal text of the 64-bit integer at `o`, through a double when exact (no BigInt allocated). */
+function int64Text(dv: DataView, o: number, signed: boolean): string {
+  const lo = dv.getUint32(o, true);
+  const hi = signed ? dv.getInt32(o + 4, true) : dv.getUint32(o + 4, true);
+  if (hi < SAFE_HI && hi >= -SAFE_HI) return String(hi * TWO_32 + lo);
+  return signed ? dv.getBigInt64(o, true).toString() : dv.getBigUint64(o, true).toString();
 }
 
 /**
@@ -79,19 +98,18 @@ export function argsFields(kind: RecorderKindName, skip: (name: string) => boole
  */
 export function argsText(dv: DataView, at: number, f: ArgsFields, extra: string): string {
   let s = '{';
-  for (let i = 0; i < f.names.length; i++) {
+  const n = f.keys.length;
+  for (let i = 0; i < n; i++) {
     const o = at + f.offsets[i]!;
-    let v: string;
     switch (f.types[i]) {
-      case 'u8': v = String(dv.getUint8(o)); break;
-      case 'u16': v = String(dv.getUint16(o, true)); break;
-      case 'u32': v = String(dv.getUint32(o, true)); break;
-      case 'i32': v = String(dv.getInt32(o, true)); break;
-      case 'u64': v = `"${dv.getBigUint64(o, true)}"`; break;
-      default: v = `"${dv.getBigInt64(o, true)}"`;
+      case 'u8': s += f.keys[i]! + dv.getUint8(o); break;
+      case 'u16': s += f.keys[i]! + dv.getUint16(o, true); break;
+      case 'u32': s += f.keys[i]! + dv.getUint32(o, true); break;
+      case 'i32': s += f.keys[i]! + dv.getInt32(o, true); break;
+      case 'u64': s += `${f.keys[i]!}"${int64Text(dv, o, false)}"`; break;
+      default: s += `${f.keys[i]!}"${int64Text(dv, o, true)}"`;
     }
-    s += `${i ? ',' : ''}"${f.names[i]}":${v}`;
   }
-  if (extra) s += `${f.names.length ? ',' : ''}${extra}`;
+  if (extra) s += n ? `,${extra}` : extra;
   return `${s}}`;
 }
