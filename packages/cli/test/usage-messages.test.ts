@@ -144,8 +144,8 @@ describe('help', () => {
   });
 
   it('a verb\'s --help has an Examples section; duration options show <duration>, not [string]', () => {
-    for (const verb of ['gaps', 'import', 'ceiling', 'capture']) {
-      const r = run([verb, '--help']);
+    for (const verb of ['gaps', 'import', 'ceiling', 'capture', 'notebook run']) {
+      const r = run([...verb.split(' '), '--help']);
       expect(r.rc, verb).toBe(0);
       expect(r.stdout, verb).toContain('\nExamples:\n');
       expect(r.stdout, verb).toContain(`tickwise ${verb} `);

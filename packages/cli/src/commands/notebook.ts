@@ -24,7 +24,9 @@ const runCommand: CommandModule<object, RunArgs> = {
       .option('db', { type: 'string', array: true, demandOption: true, describe: 'a .duckdb store (or capture files, imported in memory)' })
       .option('out', { type: 'string', demandOption: true, describe: 'the HTML file to write' })
       .option('tick-hz', { type: 'string', describe: 'assume a tick rate for devices with no time base' })
-      .option('device-kind', { type: 'string', choices: ['gpu', 'npu', 'cpu'], describe: 'device kind when the source does not say' }) as never,
+      .option('device-kind', { type: 'string', choices: ['gpu', 'npu', 'cpu'], describe: 'device kind when the source does not say' })
+      .example('$0 notebook run notebooks/idle-anatomy.md --db run.duckdb --out idle.html', 'run a notebook against a store into one HTML page')
+      .example('$0 notebook run notebooks/capture-to-ceiling.md --db captures/sample/igpu-prefill.ireeperf.jsonl --out c.html', 'against a capture file (imported in memory)') as never,
   handler: async (argv) => {
     let text: string;
     try {
