@@ -2,7 +2,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { tableColumns, type Store, type TableName } from '@tickwise/store';
+import { sqlString, tableColumns, type Store, type TableName } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import { insertCapture } from './capture-rows';
 import type { ImportOptions, ImportResult } from './readers/ireeperf-jsonl';
@@ -68,22 +68,43 @@ export async function importRecorderDir(store: Store, src: SourceFile, opts: Imp
 }
 
 /**
- * Appends rows (objects keyed by the table's column names) in bulk: as
- * positional rows into a temporary copy of the table's columns through the
- * store's appender, then one `INSERT ... SELECT` (DuckDB checks the table's
- * constraints there). Per-row work is one array of the row's values.
+ * Appends rows (objects keyed by the table's column names) in bulk: the
+ * columns that vary go as positional rows into a temporary table through the
+ * store's appender, then one `INSERT ... SELECT` adds the columns that hold
+ * one value in every row (capture_id, the recorder's many NULL columns) as
+ * constants; DuckDB checks the table's constraints there.
  */
 async function appendBulk(store: Store, table: TableName, rows: readonly object[]): Promise<void> {
   if (rows.length === 0) return;
   const columns = tableColumns(table).map((c) => c.name);
+  const first = rows[0] as Record<string, unknown>;
+  const constant = new Set(columns.filter((c) => isLiteral(first[c] ?? null)));
+  for (const row of rows) {
+    const r = row as Record<string, unknown>;
+    for (const c of constant) if ((r[c] ?? null) !== (first[c] ?? null)) constant.delete(c);
+    if (constant.size === 0) break;
+  }
+  const varying = columns.filter((c) => !constant.has(c));
   const staging = `tw_recorder_${table}`;
-  await store.run(`CREATE OR REPLACE TEMP TABLE ${staging} AS SELECT ${columns.join(', ')} FROM ${table} LIMIT 0`);
+  await store.run(`CREATE OR REPLACE TEMP TABLE ${staging} AS SELECT ${varying.join(', ')} FROM ${table} LIMIT 0`);
   try {
-    await store.appendTemp(staging, positional(rows, columns));
-    await store.run(`INSERT INTO ${table} (${columns.join(', ')}) SELECT ${columns.join(', ')} FROM ${staging}`);
+    await store.appendTemp(staging, positional(rows, varying));
+    const select = columns.map((c) => (constant.has(c) ? `${literal(first[c] ?? null)} AS ${c}` : c));
+    await store.run(`INSERT INTO ${table} (${columns.join(', ')}) SELECT ${select.join(', ')} FROM ${staging}`);
   } finally {
     await store.run(`DROP TABLE IF EXISTS ${staging}`);
   }
+}
+
+/** True for a value that {@link literal} writes as SQL (not a bigint beyond int64, never an object). */
+function isLiteral(v: unknown): boolean {
+  return v === null || typeof v === 'boolean' || typeof v === 'string' || (typeof v === 'number' && Number.isSafeInteger(v));
+}
+
+function literal(v: unknown): string {
+  if (v === null) return 'NULL';
+  if (typeof v === 'string') return sqlString(v);
+  return String(v);
 }
 
 function* positional(rows: readonly object[], columns: readonly string[]): Generator<unknown[]> {
