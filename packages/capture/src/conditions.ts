@@ -302,7 +302,8 @@ export async function readConditionsFile(path: string, displayPath = path): Prom
     const msg = (e as Error).message;
     const pos = /position (\d+)/.exec(msg);
     const line = pos ? lineAt(text, Number(pos[1])) : /end of JSON input/i.test(msg) ? lineAt(text, text.length) : 1;
-    const why = /end of JSON input/i.test(msg) ? 'the file ends inside a value (truncated)' : msg.replace(/ in JSON at position \d+.*$/, '').replace(/^.*?: /, '');
+    const atEnd = /end of JSON input|Unterminated string/i.test(msg) || (pos !== null && Number(pos[1]) >= text.trimEnd().length - 1);
+    const why = atEnd ? 'the file ends inside a value (truncated)' : msg.replace(/ in JSON at position \d+.*$/, '').replace(/^.*?: /, '');
     throw new TickwiseError('bad-record', `conditions.json is not valid JSON: ${why}`, { file: displayPath, line });
   }
   const rows = (doc as { conditions?: unknown } | null)?.conditions;

@@ -46,6 +46,23 @@ export function parquetSelectSql(table: string, columns: readonly { name: string
 export async function exportParquet(store: Store, dir: string, opts: ParquetExportOptions = {}): Promise<ParquetTableFile[]> {
   await prepareDir(dir, opts.force ?? false);
   const written: ParquetTableFile[] = [];
+  const current: string[] = [];
+  try {
+    return await writeTables(store, dir, opts, written, current);
+  } catch (e) {
+    // all or nothing (issue 17: disk full during export): what this export wrote goes, no truncated table stays
+    for (const p of [...written.map((w) => w.path), ...current, join(dir, 'tickwise-export.json')]) await rm(p, { recursive: true, force: true });
+    if (e instanceof TickwiseError) throw e;
+    const text = (e as Error).message;
+    const why = /no space left on device|disk is full/i.test(text) || (e as NodeJS.ErrnoException).code === 'ENOSPC' ? 'no room on the disk'
+      : /read-only file system/i.test(text) || (e as NodeJS.ErrnoException).code === 'EROFS' ? 'read-only file system'
+      : /permission denied/i.test(text) || (e as NodeJS.ErrnoException).code === 'EACCES' ? 'permission denied'
+      : text.split('\n')[0]!.replace(/^query failed: /, '');
+    throw new TickwiseError('cannot-write', `cannot export: ${why}; nothing of this export was kept`, { file: dir, cause: e });
+  }
+}
+
+async function writeTables(store: Store, dir: string, opts: ParquetExportOptions, written: ParquetTableFile[], current: string[]): Promise<ParquetTableFile[]> {
   for (const table of TABLE_NAMES) {
     const cols = (await store.rows(
       `SELECT column_name AS name, data_type AS type FROM information_schema.columns WHERE table_name = $1 AND table_schema = 'main' ORDER BY ordinal_position`,
@@ -57,10 +74,12 @@ export async function exportParquet(store: Store, dir: string, opts: ParquetExpo
     const select = parquetSelectSql(table, cols);
     if (opts.partition && hasCapture && rows > 0) {
       const path = join(dir, table);
+      current[0] = path;
       await store.run(`COPY (${select}) TO ${sqlString(path)} (FORMAT parquet, PARTITION_BY (capture_id))`);
       written.push({ table, path, rows, partitioned: true });
     } else {
       const path = join(dir, `${table}.parquet`);
+      current[0] = path;
       await store.run(`COPY (${select}) TO ${sqlString(path)} (FORMAT parquet)`);
       written.push({ table, path, rows, partitioned: false });
     }

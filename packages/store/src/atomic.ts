@@ -249,3 +249,31 @@ export async function withAtomicStore<T>(
     await release();
   }
 }
+
+/**
+ * Writes a whole file so that `path` holds either its old content or all of
+ * `data`, never a part (a full disk, a kill): the bytes go to a temporary
+ * file beside it, fsynced, then renamed over it; on failure the temporary
+ * file is removed and the error (ENOSPC, EROFS, EACCES) is thrown as one
+ * `TickwiseError` naming `path`.
+ */
+export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
+  const tmp = `${path}.tickwise-tmp-${process.pid}`;
+  try {
+    const fh = await open(tmp, 'w');
+    try {
+      await fh.writeFile(data);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, path);
+  } catch (e) {
+    await rm(tmp, { force: true });
+    const err = storeWriteError(e, path);
+    if (err instanceof TickwiseError) {
+      throw new TickwiseError('cannot-write', err.message.replace('write the store', 'write the file').replace('beside the store', 'there').replace('; the store is unchanged', `; ${path} is unchanged`), { file: path, cause: e });
+    }
+    throw new TickwiseError('cannot-write', `cannot write: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { file: path, cause: e });
+  }
+}

@@ -1,7 +1,7 @@
-import { writeFile } from 'node:fs/promises';
 import type { CommandModule } from 'yargs';
-import { collectReport, collectSchedule, reportHtml, reportMarkdown, reportMessages, type CeilingOptions } from '@tickwise/report';
-import { TickwiseError, nsToMsLossy } from '@tickwise/time';
+import { collectReport, collectSchedule, reportHtml, reportMarkdown, type CeilingOptions } from '@tickwise/report';
+import { writeFileAtomic } from '@tickwise/store';
+import { nsToMsLossy } from '@tickwise/time';
 import { durationOption, withStore, type InputArgs, msOption, rowsOption, usageError } from '../options';
 import { log, out } from '../output';
 import { scheduleText } from '../schedule-text';
@@ -127,11 +127,8 @@ export const reportCommand: CommandModule<object, Args> = {
       out(text);
       return;
     }
-    try {
-      await writeFile(argv.out, text);
-    } catch (e) {
-      throw new TickwiseError('cannot-write', reportMessages.cannotWrite(argv.out, (e as Error).message), { cause: e });
-    }
+    // all or nothing: a full disk leaves the old file (or none), never a truncated one
+    await writeFileAtomic(argv.out, text);
     log(`wrote ${argv.out} (${argv.format}, ${text.length} bytes${argv.format === 'html' ? ', self-contained: opens with no network' : ''})`);
   },
 };

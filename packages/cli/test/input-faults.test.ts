@@ -1,0 +1,218 @@
+/**
+ * Issue 17: input and environment faults are one clear error (exit 2,
+ * `file[:line]: message`), never exit 70, a stack trace, a hang, or a
+ * truncated output. The real CLI (scripts/tickwise) on real files; disk-full
+ * and read-only cases on a small tmpfs (root only; skipped with a message
+ * where it cannot be mounted).
+ */
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { Store } from '@tickwise/store';
+import { importInput, readConditionsFile } from '@tickwise/capture';
+import { TickwiseError } from '@tickwise/time';
+
+const ROOT = resolve(import.meta.dirname, '../../..');
+const HRX = join(ROOT, 'packages/capture/test/fixtures/hrx/npu_profile.json');
+const LLAMA = resolve(ROOT, '../shared/fixtures/external/llama-bench/strixhalo_llama32-1b.default-hip.jsonl');
+
+function tickwise(args: string[], opts: { input?: string } = {}) {
+  const r = spawnSync(join(ROOT, 'scripts/tickwise'), args, { encoding: 'utf8', cwd: ROOT, input: opts.input, timeout: 120_000 });
+  return { code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** Exit 2 with one `tickwise: FILE[:LINE]: ...` line and no stack trace. */
+function expectRefused(r: ReturnType<typeof tickwise>, where: RegExp, what: RegExp) {
+  expect(r.stderr).not.toMatch(/internal error|\n\s+at /);
+  expect(r.code, r.stderr).toBe(2);
+  const line = r.stderr.split('\n').find((l) => l.startsWith('tickwise: '));
+  expect(line, r.stderr).toMatch(where);
+  expect(line).toMatch(what);
+}
+
+function work(): string {
+  return mkdtempSync(join(tmpdir(), 'tw-faults-'));
+}
+
+describe('input faults are one clear error (issue 17.4, 17.8)', () => {
+  it('--db that is not DuckDB, a directory, an empty file, or in a missing folder', () => {
+    const d = work();
+    writeFileSync(join(d, 'text.duckdb'), 'hello, not a database\n');
+    expectRefused(tickwise(['import', HRX, '--db', join(d, 'text.duckdb')]), /text\.duckdb: /, /not a DuckDB store/);
+    expect(readFileSync(join(d, 'text.duckdb'), 'utf8')).toBe('hello, not a database\n');
+    mkdirSync(join(d, 'dir.duckdb'));
+    expectRefused(tickwise(['import', HRX, '--db', join(d, 'dir.duckdb')]), /dir\.duckdb: /, /not one|directory/);
+    expectRefused(tickwise(['info', join(d, 'dir.duckdb')]), /dir\.duckdb: /, /directory/);
+    expectRefused(tickwise(['info', join(d, 'text.duckdb')]), /text\.duckdb: /, /not a DuckDB store/);
+    expectRefused(tickwise(['import', HRX, '--db', join(d, 'nope', 'x.duckdb')]), /x\.duckdb: /, /folder of the store does not exist/);
+    expect(readdirSync(d).sort()).toEqual(['dir.duckdb', 'text.duckdb']); // no temporary copy or lock left
+  });
+
+  it('a store written by a newer schema is refused, never imported into or re-marked', async () => {
+    const d = work();
+    const db = join(d, 'newer.duckdb');
+    const s = await Store.open(db);
+    await s.run(`UPDATE tickwise_meta SET value = '2' WHERE key = 'schema_version'`);
+    await s.run('ALTER TABLE dispatches ADD COLUMN from_the_future INTEGER');
+    await s.close();
+    const before = readFileSync(db);
+    expectRefused(tickwise(['import', HRX, '--db', db]), /newer\.duckdb: /, /newer tickwise \(schema 2/);
+    expectRefused(tickwise(['info', db]), /newer\.duckdb: /, /newer tickwise/);
+    expect(readFileSync(db).equals(before)).toBe(true);
+    // same version number, other columns (a store from another build): refused too
+    const s2 = await Store.open(db).catch((e: unknown) => e);
+    expect(s2).toBeInstanceOf(TickwiseError);
+  });
+
+  it('a directory given to a file format, /dev/zero, a FIFO with no writer, a pipe', async () => {
+    const d = work();
+    mkdirSync(join(d, 'sub'));
+    expectRefused(tickwise(['import', join(d, 'sub'), '--input-format', 'ireeperf-jsonl', '--db', join(d, 'a.duckdb')]), /sub: /, /a directory/);
+    expectRefused(tickwise(['info', '/dev/zero', '--input-format', 'chrome-trace']), /\/dev\/zero: /, /character device/);
+    const fifo = join(d, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    // no writer: refused after a bounded wait, never blocked forever (spawnSync's timeout would kill a hang: signal set)
+    const r = tickwise(['info', fifo]);
+    expect(r.signal).toBeNull();
+    expectRefused(r, /fifo: /, /FIFO with no writer/);
+    // a writer: read once through the FIFO (a stream that cannot be hashed beside the parse)
+    const writer = spawn('sh', ['-c', `cat ${HRX} > ${fifo}`]);
+    const ok = tickwise(['import', fifo, '--db', join(d, 'f.duckdb')]);
+    await new Promise((res) => writer.on('close', res));
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stdout).toMatch(/5 dispatches/);
+    const sha = tickwise(['sql', join(d, 'f.duckdb'), 'SELECT sha256, size_bytes FROM captures', '--format', 'csv']);
+    const want = execFileSync('sha256sum', [HRX], { encoding: 'utf8' }).split(' ')[0]!;
+    expect(sha.stdout).toContain(`${want},${readFileSync(HRX).length}`);
+  });
+
+  it('hrx: a declared tick rate of -1, 0 or 1e400 Hz is refused at its line; one 0xFF byte in a key names its record', () => {
+    const d = work();
+    const text = readFileSync(HRX, 'utf8');
+    for (const bad of ['-1', '0', '1e400', '"NaN"']) {
+      writeFileSync(join(d, 'p.json'), text.replace('"frequency_hz": 100000000', `"frequency_hz": ${bad}`));
+      expectRefused(tickwise(['info', join(d, 'p.json')]), /p\.json:4: /, /tick rate must be a positive finite number/);
+    }
+    const lines = text.split('\n');
+    const i = lines.findIndex((l) => l.includes('"start_tick"'));
+    const buf = Buffer.from(lines.map((l, k) => (k === i + 1 ? l.replace('"name"', '"n\u0001me"') : l)).join('\n'), 'latin1');
+    buf[buf.indexOf(1)] = 0xff;
+    writeFileSync(join(d, 'ff.json'), buf);
+    expectRefused(tickwise(['info', join(d, 'ff.json')]), new RegExp(`ff\\.json:${i + 2}: `), /UTF-8/);
+  });
+
+  it('hrx: a tick beyond int64 ns is kept with valid = false and a diagnostic (docs/trace-formats.md)', () => {
+    const d = work();
+    writeFileSync(join(d, 'big.json'), JSON.stringify({ device: 'npu0', kind: 'npu', frequency_hz: 1000, intervals: [] }).replace('[]',
+      '[{"name":"a","start_tick":1000,"end_tick":2000},\n{"name":"b","start_tick":18446744073709551000,"end_tick":18446744073709551615}]'));
+    const db = join(d, 'b.duckdb');
+    const r = tickwise(['import', join(d, 'big.json'), '--db', db]);
+    expect(r.code, r.stderr).toBe(0);
+    const rows = tickwise(['sql', db, 'SELECT kernel, start_ns, valid, start_tick FROM dispatches ORDER BY start_tick', '--format', 'csv']).stdout;
+    expect(rows).toContain('a,0,true,1000');
+    expect(rows).toContain('b,,false,18446744073709551000');
+    expect(tickwise(['sql', db, "SELECT line FROM diagnostics WHERE code = 'tick-beyond-ns-range'", '--format', 'csv']).stdout).toContain('2');
+  });
+
+  it('llama-bench: samples_ns and avg_ns of 2^64-1 are out of range with the line, not DuckDB text', () => {
+    if (!existsSync(LLAMA)) return void console.warn(`skipped: ${LLAMA} absent`);
+    const d = work();
+    const text = readFileSync(LLAMA, 'utf8');
+    writeFileSync(join(d, 's.jsonl'), text.replace(/"samples_ns": \[ \d+/, '"samples_ns": [ 18446744073709551615'));
+    writeFileSync(join(d, 'a.jsonl'), text.replace(/"avg_ns": \d+/, '"avg_ns": 18446744073709551615'));
+    expectRefused(tickwise(['import', HRX, '--wall', join(d, 's.jsonl'), '--db', join(d, 'x.duckdb')]), /s\.jsonl:1: /, /samples_ns 18446744073709551615 is out of range/);
+    expectRefused(tickwise(['import', HRX, '--wall', join(d, 'a.jsonl'), '--db', join(d, 'x.duckdb')]), /a\.jsonl:1: /, /avg_ns 18446744073709551615 is out of range/);
+    expect(existsSync(join(d, 'x.duckdb'))).toBe(false);
+  });
+
+  it('an empty or truncated conditions.json is one error with its line', async () => {
+    const d = work();
+    const p = join(d, 'conditions.json');
+    writeFileSync(p, '');
+    await expect(readConditionsFile(p)).rejects.toMatchObject({ code: 'bad-record', file: p, line: 1 });
+    writeFileSync(p, '{"conditions": [\n  {"key": "a", "value": "1", "unit": null, "note": null},\n  {"key": "b", "val');
+    await expect(readConditionsFile(p)).rejects.toMatchObject({ code: 'bad-record', line: 3, message: expect.stringMatching(/truncated/) });
+    writeFileSync(p, '{"conditions": [{"value": "1"}]}');
+    await expect(readConditionsFile(p)).rejects.toMatchObject({ message: expect.stringMatching(/no "key"/) });
+  });
+
+  it('a file that grows or shrinks during the import is refused, nothing stored for it', async () => {
+    const d = work();
+    for (const [phase, change] of [['scanning', 'grow'], ['loading tables', 'grow'], ['scanning', 'shrink']] as const) {
+      const p = join(d, `${phase}-${change}.json`);
+      copyFileSync(HRX, p);
+      const store = await Store.open(':memory:');
+      const e = await importInput(store, p, {
+        onProgress: (ph) => {
+          if (ph !== phase) return;
+          if (change === 'grow') appendFileSync(p, '\n\n');
+          else writeFileSync(p, readFileSync(p).subarray(0, 100));
+        },
+      }).then(() => null, (x: unknown) => x);
+      expect(e, `${phase} ${change}`).toBeInstanceOf(TickwiseError);
+      expect((e as TickwiseError).code).toBe('input-changed');
+      expect((e as TickwiseError).message).toMatch(change === 'grow' ? /grew from \d+ to \d+ bytes/ : /shrank/);
+      await store.close();
+    }
+  });
+});
+
+/** A small tmpfs (root only); null where it cannot be made here. */
+function smallTmpfs(sizeBytes: number): string | null {
+  const dir = mkdtempSync(join(tmpdir(), 'tw-tmpfs-'));
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${sizeBytes}`, 'tmpfs', dir], { stdio: 'ignore' });
+    return dir;
+  } catch {
+    rmSync(dir, { recursive: true, force: true });
+    return null;
+  }
+}
+function unmount(dir: string): void {
+  spawnSync('umount', [dir]);
+  rmSync(dir, { recursive: true, force: true });
+}
+const probe = smallTmpfs(1 << 20);
+if (probe) unmount(probe);
+else console.warn('input-faults: disk-full and read-only tests skipped: cannot mount a tmpfs here (needs root)');
+
+describe.skipIf(!probe)('full disks and read-only stores (issue 17.8, 17 smaller)', () => {
+  it('report and export on a full disk: one clear error, no truncated file, an old file kept', () => {
+    const d = work();
+    const db = join(d, 'r.duckdb');
+    expect(tickwise(['import', resolve(ROOT, '../shared/fixtures/iree/local_task_matmul.ireeperf.jsonl'), '--db', db]).code).toBe(0);
+    const fs = smallTmpfs(300 * 1024)!;
+    try {
+      writeFileSync(join(fs, 'fill'), Buffer.alloc(280 * 1024));
+      expectRefused(tickwise(['report', db, '--out', join(fs, 'r.html')]), /r\.html: /, /no room on the disk/);
+      expect(readdirSync(fs)).toEqual(['fill']);
+      writeFileSync(join(fs, 'r.html'), 'old');
+      expectRefused(tickwise(['report', db, '--out', join(fs, 'r.html')]), /r\.html: /, /unchanged/);
+      expect(readFileSync(join(fs, 'r.html'), 'utf8')).toBe('old');
+      expectRefused(tickwise(['export', db, '--format', 'parquet', '--out', join(fs, 'e')]), /e: /, /no room on the disk; nothing of this export was kept/);
+      expect(readdirSync(join(fs, 'e'))).toEqual([]);
+    } finally {
+      unmount(fs);
+    }
+  });
+
+  it('a store on a read-only file system: analyses read it, import says so and changes nothing', () => {
+    const d = work();
+    const fs = smallTmpfs(8 << 20)!;
+    try {
+      const db = join(fs, 's.duckdb');
+      expect(tickwise(['import', HRX, '--db', db]).code).toBe(0);
+      const before = readFileSync(db);
+      execFileSync('mount', ['-o', 'remount,ro', fs]);
+      const info = tickwise(['info', db]);
+      expect(info.code, info.stderr).toBe(0);
+      expectRefused(tickwise(['import', HRX, '--db', db]), /s\.duckdb: /, /read-only file system/);
+      expect(readFileSync(db).equals(before)).toBe(true);
+      expect(existsSync(join(d, 'x'))).toBe(false);
+    } finally {
+      unmount(fs);
+    }
+  });
+});
