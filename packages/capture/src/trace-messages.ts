@@ -50,6 +50,9 @@ export const traceMessages = {
   otherDevice: (device: number, name: string, n: number) =>
     `device ${device} (${name}) is an accelerator tickwise does not model: its ${n} device span(s) imported as dispatches of a device of kind "other" (pass --device-kind to name its kind)`,
   noDispatches: (what: string) => `the capture holds no dispatches: ${what}`,
+  wideWorkgroup: (n: number) => `${n} dispatch(es) have a workgroup or grid size beyond 32 bits (HSA's are 32-bit): those sizes are left NULL`,
+  outOfRangeValues: (n: number, table: string) => `${n} value(s) of ${table} are beyond the range of their column (64-bit ids and times, 32-bit agents): kept as NULL`,
+  unreadableDatabase: (detail: string) => `the rocpd database cannot be read as rocpd: ${detail}`,
   queueHandles: (n: number, example: string) =>
     `Queue_Id holds ${n} queue handle(s) (pointers such as ${example}), wider than the queue column: each handle is numbered queue 1, 2, ... of its device in order of first use and kept exactly in conditions (queue_handle.<device>.<queue>)`,
   unknownDeviceKind: (device: number) => `device ${device}: the profile does not say what kind of device it is; recorded as unknown (pass --device-kind)`,

@@ -60,6 +60,9 @@ function asBig(v: unknown): bigint | null {
   return null;
 }
 
+const U64_MAX = 2n ** 64n - 1n;
+const I64_LIMIT = 2n ** 63n;
+
 function asText(v: unknown): string | null {
   if (v === null || v === undefined) return null;
   return typeof v === 'string' ? v : String(v);
@@ -135,11 +138,21 @@ export async function importRocpd(store: Store, src: SourceFile, opts: ImportOpt
 
     await createRocprofStaging(store);
     opts.onProgress?.('reading dispatches');
-    // UBIGINT staging columns: a negative id or time is no value
-    const ubig = (v: unknown): bigint | null => {
+    // Staging column ranges: UBIGINT ids and times (a negative one is no value), BIGINT row ids, INTEGER agents;
+    // a value beyond its column (a corrupt database) is kept as NULL and counted for one diagnostic
+    let outOfRange = 0;
+    const inRange = (v: unknown, lo: bigint, hi: bigint, negativeIsNull = false): bigint | null => {
       const x = asBig(v);
-      return x === null || x < 0n ? null : x;
+      if (x === null || (negativeIsNull && x < 0n)) return null;
+      if (x < lo || x > hi) {
+        outOfRange++;
+        return null;
+      }
+      return x;
     };
+    const ubig = (v: unknown) => inRange(v, 0n, U64_MAX, true);
+    const i64 = (v: unknown) => inRange(v, -I64_LIMIT, I64_LIMIT - 1n);
+    const i32 = (v: unknown) => inRange(v, -(2n ** 31n), 2n ** 31n - 1n);
     let records = 0;
     const kdRows = function* (): Generator<unknown[]> {
       for (const r of db.prepare(kdSql).iterate() as IterableIterator<SqlRow>) {
@@ -147,7 +160,7 @@ export async function importRocpd(store: Store, src: SourceFile, opts: ImportOpt
         const type = asText(r['agent_type'])?.toUpperCase() ?? '';
         const kind = type.includes('CPU') ? 'cpu' : type.includes('AIE') || type.includes('NPU') ? 'npu' : 'gpu';
         yield [
-          asBig(r['row_id']), asBig(r['device']), kind, asText(r['agent_name']),
+          i64(r['row_id']), i32(r['device']), kind, asText(r['agent_name']),
           ubig(r['queue_id']), ubig(r['stream_id']), ubig(r['tid']), ubig(r['dispatch_id']),
           ubig(r['correlation_id']), ubig(r['kernel_id']), asText(r['kernel']),
           ubig(r['start_ns']), ubig(r['end_ns']),
@@ -162,7 +175,7 @@ export async function importRocpd(store: Store, src: SourceFile, opts: ImportOpt
     let hostRows = 0;
     const hostRow = (line: bigint | null, kind: string, op: string | null, name: string | null, device: bigint | null, tid: bigint | null, corr: bigint | null, s: bigint | null, e: bigint | null, args: string | null): unknown[] => {
       hostRows++;
-      return [line, kind, op, name, device, ubig(tid), ubig(corr), ubig(s), ubig(e), args];
+      return [i64(line), kind, op, name, i32(device), ubig(tid), ubig(corr), ubig(s), ubig(e), args];
     };
     const hostRowsOf = function* (): Generator<unknown[]> {
       if (region && str) {
@@ -207,7 +220,8 @@ export async function importRocpd(store: Store, src: SourceFile, opts: ImportOpt
       }
     };
     await store.appendTemp('tw_rp_host', hostRowsOf());
-    if (records === 0 && hostRows === 0) throw new TickwiseError('empty-input', traceMessages.emptyFile(), { file: src.displayPath });
+    if (records === 0 && hostRows === 0) throw new TickwiseError('empty-input', traceMessages.noDispatches('the database has no kernel dispatch, region or memory copy rows'), { file: src.displayPath });
+    if (outOfRange > 0) diags.push({ severity: 'warning', code: 'value-out-of-range', message: traceMessages.outOfRangeValues(outOfRange, 'the rocpd rows') });
 
     let schemaVersion: number | null = null;
     const conditions: [string, string | null][] = [];
@@ -228,6 +242,12 @@ export async function importRocpd(store: Store, src: SourceFile, opts: ImportOpt
     return await loadRocprofStaged(store, src, opts, {
       format: 'rocpd', producer: 'rocprofv3 (rocpd SQLite)', schemaVersion, records: records + hostRows, conditions,
     }, diags, sha);
+  } catch (e) {
+    // better-sqlite3's errors (a view over a missing table, a malformed page): the database is not readable rocpd
+    // (read inside the appender's row generator they arrive wrapped, as the cause of a QueryError)
+    const sq = e instanceof Error && e.name === 'SqliteError' ? e : e instanceof Error && (e.cause as Error | undefined)?.name === 'SqliteError' ? (e.cause as Error) : null;
+    if (sq) throw new TickwiseError('bad-record', traceMessages.unreadableDatabase(sq.message), { file: src.displayPath, cause: e });
+    throw e;
   } finally {
     db.close();
     await dropRocprofStaging(store).catch(() => undefined);

@@ -106,7 +106,14 @@ export async function loadRocprofStaged(
     const list = handles.slice(0, 4).map((h) => `device ${h.device} queue ${h.queue} = ${h.handle}`).join(', ') + (handles.length > 4 ? ', ...' : '');
     diags.push({ severity: 'info', code: 'queue-handles', message: `${traceMessages.queueHandles(handles.length, handles[0]!.handle)} (${list})`, line: handles[0]!.line });
   }
-  const wgCount = (g: string, w: string) => `CASE WHEN ${w} > 0 THEN (${g} // ${w})::UINTEGER END`;
+  // workgroup and grid sizes are 32-bit in HSA: a wider value (a corrupt record) is left NULL, with a diagnostic
+  const wgCount = (g: string, w: string) => `CASE WHEN ${w} > 0 THEN TRY_CAST(${g} // ${w} AS UINTEGER) END`;
+  const wide = await store.query({ n: 'number', line: 'number?' },
+    `SELECT count(*)::INTEGER AS n, min(line)::BIGINT AS line FROM tw_rp_kd
+     WHERE greatest(wg_x, wg_y, wg_z, grid_x, grid_y, grid_z) > 4294967295`);
+  if (wide[0]!.n > 0) {
+    diags.push({ severity: 'warning', code: 'value-out-of-range', message: traceMessages.wideWorkgroup(wide[0]!.n), line: wide[0]!.line ?? undefined });
+  }
   await store.run(`INSERT INTO dispatches
     SELECT ${captureId}, device, ${queue}, NULL, NULL, NULL, coalesce(dispatch_id, correlation_id), NULL, TRY_CAST(kernel_id AS UINTEGER),
       coalesce(kernel, 'kernel_' || kernel_id::VARCHAR, 'unknown'),
@@ -116,8 +123,8 @@ export async function loadRocprofStaged(
       ${wgCount('grid_x', 'wg_x')}, ${wgCount('grid_y', 'wg_y')}, ${wgCount('grid_z', 'wg_z')}, NULL, line
     FROM tw_rp_kd ORDER BY line`);
   await store.run(`INSERT INTO kernels_meta
-    SELECT ${captureId}, NULL, TRY_CAST(kernel_id AS UINTEGER), arg_min(kernel, line), arg_min(wg_x, line)::UINTEGER, arg_min(wg_y, line)::UINTEGER,
-      arg_min(wg_z, line)::UINTEGER, NULL
+    SELECT ${captureId}, NULL, TRY_CAST(kernel_id AS UINTEGER), arg_min(kernel, line), TRY_CAST(arg_min(wg_x, line) AS UINTEGER),
+      TRY_CAST(arg_min(wg_y, line) AS UINTEGER), TRY_CAST(arg_min(wg_z, line) AS UINTEGER), NULL
     FROM tw_rp_kd WHERE kernel IS NOT NULL GROUP BY kernel_id, kernel ORDER BY min(line)`);
   await store.run(`INSERT INTO host_events
     SELECT ${captureId}, device, NULL, kind, op, name, correlation_id, NULL, NULL, NULL, TRY_CAST(thread_id AS BIGINT),
