@@ -334,6 +334,13 @@ async function refuseOutOfRange(store: Store, file: string): Promise<void> {
   for (const f of NARROW_LISTS) {
     conds.push(`SELECT line, '${f}' AS field, list_max(${f})::VARCHAR AS v, '4294967295' AS max FROM tw_stage WHERE list_max(${f}) > 4294967295`);
   }
+  // a device event without its device would be dropped by the device join, or refused by the store's NOT NULL: say which line
+  const missing = await store.rows(`SELECT line, record_type FROM tw_stage WHERE physical_device_ordinal IS NULL
+    AND (record_type IN ('dispatch_event', 'queue_device_event') OR (record_type = 'host_execution_event' AND op = 'dispatch')) ORDER BY line LIMIT 1`);
+  if (missing[0]) {
+    throw new TickwiseError('missing-field', `field "physical_device_ordinal" is missing from this ${String(missing[0]['record_type'])} (every device event names its device)`,
+      { file, line: Number(missing[0]['line']) });
+  }
   const bad = await store.rows(`SELECT * FROM (${conds.join(' UNION ALL ')}) ORDER BY line LIMIT 1`);
   if (bad[0]) {
     throw new TickwiseError('bad-value', `field "${String(bad[0]['field'])}": ${String(bad[0]['v'])} is out of range (at most ${String(bad[0]['max'])})`,
