@@ -185,6 +185,12 @@ describe.skipIf(skip)('report layout in headless Chromium', () => {
     expect(igpu.coverage).toBe('steady segment 1 of 2');
     const kernelDispatches = three.kernels.filter((k) => k.label === igpu.label).reduce((a, k) => a + k.count, 0);
     expect(igpu.dispatches).toBe(kernelDispatches);
+    // and the gap histogram holds exactly the gaps the Devices table counts, for steady sets of one and of many segments
+    for (const d of three.devices) {
+      const bars = three.histogram.filter((b) => b.label === d.label);
+      expect([bars.reduce((a, b) => a + b.count, 0), bars.reduce((a, b) => a + b.idle_ns, 0n)], d.label).toEqual([d.gap_count, d.idle_ns]);
+    }
+    if (existsSync(IREE_MATMUL)) expect(three.devices.find((d) => d.capture_id === 3)!.coverage).toBe('steady segments 1-15 of 16');
     expect(three.verdict.length).toBeGreaterThanOrEqual(2);
     expect(three.verdict.join('\n')).toMatch(/^capture 1: GPU idle \d+ % \(steady segment 1 of 2\), \d+ % of it waiting for the host \(between submissions\): device-bound/m);
     expect(three.verdict.join('\n')).toMatch(/split ceiling \d\.\d+x/);

@@ -14,7 +14,7 @@
  * ```
  */
 import {
-  DEFAULT_GAP_THRESHOLD_NS, gaps, gemmShapeFromName, kernelStats, overlap, planSources,
+  DEFAULT_GAP_THRESHOLD_NS, gaps, gemmShapeFromName, kernelStats, overlap, planAnalysis, planSources,
   provenanceLines, rowGroupCost, runChecks, segments, selectionSql, type Finding, type IdleBreakdown,
 } from '@tickwise/analyzer';
 import type { Store } from '@tickwise/store';
@@ -129,7 +129,9 @@ export async function collectReport(store: Store, opts: ReportOptions = {}): Pro
   // gap histogram, idle split by class
   const histogram: HistogramBar[] = [];
   for (const d of devices) {
-    const sql = gapHistogramSql(selectionSql(plan.spec, { capture_id: d.capture_id, device: d.device, queue: null }));
+    // over the segments the Devices table counts (steady where the device repeats), so the two agree
+    const seg = await planAnalysis(store, { captureId: d.capture_id, device: d.device, segment: d.steady_choice });
+    const sql = gapHistogramSql(selectionSql(seg.spec, { capture_id: d.capture_id, device: d.device, queue: null }));
     for (const h of await store.query(GAP_HISTOGRAM_SHAPE, sql)) {
       histogram.push({ label: d.label, bucket: h.bucket, lo_ns: h.lo_ns, hi_ns: h.hi_ns, class: h.between ? 'between submissions' : 'inside a submission', count: h.count, idle_ns: h.idle_ns });
     }
@@ -162,7 +164,7 @@ export async function collectReport(store: Store, opts: ReportOptions = {}): Pro
 
   const notes: string[] = [
     `Busy time is the union of dispatch intervals; idle = span - busy; a gap is a maximal idle interval. Gaps "between submissions" are those no submission spans (the device waited for the host); the rest lie inside a submission.`,
-    `Device, kernel and cost numbers use the steady segments (all but the first, cold pass) of devices with repetitions, and all dispatches of devices with one segment; each table says which. The timelines and the gap histogram show every dispatch.`,
+    `Device, kernel and cost numbers use the steady segments (all but the first, cold pass) of devices with repetitions, and all dispatches of devices with one segment; each table says which, and the gap histogram holds the gaps the Devices table counts (within those segments). The timelines show every dispatch.`,
     `Each capture has its own timeline, from its first dispatch; captures share one only when their devices are on one clock and ran at the same time, and only devices that ran together are compared in "busy at the same time".`,
     `Timeline: each device's dispatches are merged into busy blocks (the union); when a device has more than ${maxIntervals} blocks, the shortest gaps between blocks are closed until ${maxIntervals} remain, and each bar is shaded by the share of it that is busy.`,
   ];

@@ -98,7 +98,7 @@ export function reportHtml(r: ReportData): string {
   }
   parts.push('</section>');
 
-  parts.push(`<section id="gaps"><h2>Gaps</h2><div class="covers">segments: all (every dispatch, as on the timeline)</div>${chartDiv('gaps', 'gap histogram')}</section>`);
+  parts.push(`<section id="gaps"><h2>Gaps</h2><div class="covers">${escapeHtml(devicesTable(r).covers ?? '')} (the gaps the Devices table counts)</div>${chartDiv('gaps', 'gap histogram')}</section>`);
 
   parts.push(`<section id="kernels"><h2>Kernels</h2><div class="covers">${escapeHtml(kernelsTable(r).covers ?? '')}</div>${chartDiv('kernels', 'kernel breakdown')}` +
     `<details><summary>table</summary>${table(kernelsTable(r))}</details></section>`);

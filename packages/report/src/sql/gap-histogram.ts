@@ -23,20 +23,21 @@ export const GAP_HISTOGRAM_SHAPE = {
   idle_ns: 'bigint',
 } as const;
 
-const EARLIER = 'ORDER BY start_ns, end_ns ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING';
+// within one segment: the idle between two segments is no gap of either (as the analyzer's gaps() counts)
+const EARLIER = 'PARTITION BY segment ORDER BY start_ns, end_ns ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING';
 
-/** SQL of the histogram rows of one device (selection: rows with submission_id, start_ns, end_ns). */
+/** SQL of the histogram rows of one device (selection: rows with submission_id, start_ns, end_ns, segment; gaps within a segment). */
 export function gapHistogramSql(selection: string): string {
   const bucket = `(floor(log2(gap_ns))::INTEGER - CASE WHEN (1::BIGINT << floor(log2(gap_ns))::INTEGER) > gap_ns THEN 1 ELSE 0 END)`;
   return `WITH sel AS (
-    SELECT submission_id, start_ns, end_ns, row_number() OVER () AS rn FROM (${selection})
+    SELECT submission_id, start_ns, end_ns, coalesce(segment, 0) AS segment, row_number() OVER () AS rn FROM (${selection})
   ),
   g AS (
     SELECT start_ns AS at_ns, start_ns - max(end_ns) OVER (${EARLIER}) AS gap_ns FROM sel
   ),
   subs AS (
-    SELECT min(start_ns) AS start_ns, max(end_ns) AS end_ns FROM sel
-    GROUP BY coalesce(submission_id::HUGEINT, -1 - rn)
+    SELECT segment, min(start_ns) AS start_ns, max(end_ns) AS end_ns FROM sel
+    GROUP BY segment, coalesce(submission_id::HUGEINT, -1 - rn)
   ),
   bg AS (
     SELECT start_ns AS at_ns FROM (SELECT start_ns, start_ns - max(end_ns) OVER (${EARLIER}) AS gap_ns FROM subs) WHERE gap_ns > 0
