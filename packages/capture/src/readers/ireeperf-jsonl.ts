@@ -330,9 +330,14 @@ const NARROW_LISTS: readonly string[] = ['workgroup_count', 'workgroup_size'];
 
 async function refuseOutOfRange(store: Store, file: string): Promise<void> {
   const conds = NARROW_FIELDS.map(([f, max, sentinel]) =>
-    `SELECT line, '${f}' AS field, ${f}::VARCHAR AS v, '${max}' AS max FROM tw_stage WHERE ${f} > ${max}${sentinel ? ` AND ${f} <> ${U32_NONE}` : ''}`);
+    `SELECT line, '${f}' AS field, ${f}::VARCHAR AS v, 'at most ${max}' AS max FROM tw_stage WHERE ${f} > ${max}${sentinel ? ` AND ${f} <> ${U32_NONE}` : ''}`);
+  // host times are ns on a monotonic clock: a negative one is out of range (and end - start would overflow int64)
+  for (const f of ['start_host_time_ns', 'end_host_time_ns', 'host_time_ns', 'ready_host_time_ns', 'host_time_begin_ns', 'host_time_end_ns',
+    'host_cpu_timestamp_ns', 'duration_ns', 'tile_duration_sum_ns']) {
+    conds.push(`SELECT line, '${f}' AS field, ${f}::VARCHAR AS v, 'ns >= 0' AS min FROM tw_stage WHERE ${f} < 0`);
+  }
   for (const f of NARROW_LISTS) {
-    conds.push(`SELECT line, '${f}' AS field, list_max(${f})::VARCHAR AS v, '4294967295' AS max FROM tw_stage WHERE list_max(${f}) > 4294967295`);
+    conds.push(`SELECT line, '${f}' AS field, list_max(${f})::VARCHAR AS v, 'at most 4294967295' AS max FROM tw_stage WHERE list_max(${f}) > 4294967295`);
   }
   // a device event without its device would be dropped by the device join, or refused by the store's NOT NULL: say which line
   const missing = await store.rows(`SELECT line, record_type FROM tw_stage WHERE physical_device_ordinal IS NULL
@@ -343,7 +348,7 @@ async function refuseOutOfRange(store: Store, file: string): Promise<void> {
   }
   const bad = await store.rows(`SELECT * FROM (${conds.join(' UNION ALL ')}) ORDER BY line LIMIT 1`);
   if (bad[0]) {
-    throw new TickwiseError('bad-value', `field "${String(bad[0]['field'])}": ${String(bad[0]['v'])} is out of range (at most ${String(bad[0]['max'])})`,
+    throw new TickwiseError('bad-value', `field "${String(bad[0]['field'])}": ${String(bad[0]['v'])} is out of range (${String(bad[0]['max'])})`,
       { file, line: Number(bad[0]['line']) });
   }
 }
