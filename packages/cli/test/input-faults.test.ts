@@ -138,6 +138,32 @@ describe('input faults are one clear error (issue 17.4, 17.8)', () => {
     await expect(readConditionsFile(p)).rejects.toMatchObject({ message: expect.stringMatching(/no "key"/) });
   });
 
+  it('kill -9 during an import: the store unchanged, the next import cleans the lock and the copy', async () => {
+    const d = work();
+    const db = join(d, 'k.duckdb');
+    expect(tickwise(['import', HRX, '--db', db]).code).toBe(0);
+    const before = readFileSync(db);
+    // the import blocks on a FIFO whose writer stays open: it holds the lock and its copy when killed (no timing)
+    const fifo = join(d, 'slow');
+    execFileSync('mkfifo', [fifo]);
+    const writer = spawn('sh', ['-c', `exec 3>"${fifo}"; printf '{"device": ' >&3; sleep 120`]);
+    const victim = spawn(join(ROOT, 'scripts/tickwise'), ['import', fifo, '--db', db], { cwd: ROOT, stdio: 'ignore' });
+    const leftovers = () => readdirSync(d).filter((n) => n.startsWith('k.duckdb.'));
+    while (!leftovers().some((n) => n.includes('tickwise-tmp-')) || !leftovers().some((n) => n.endsWith('tickwise-lock'))) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const gone = new Promise((r) => victim.on('exit', r));
+    victim.kill('SIGKILL');
+    await gone;
+    writer.kill('SIGKILL');
+    expect(leftovers().length).toBeGreaterThan(0);
+    expect(readFileSync(db).equals(before)).toBe(true);
+    const next = tickwise(['import', HRX, '--db', db, '--lock-wait', '0s']);
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.stdout).toMatch(/as capture 2/);
+    expect(leftovers()).toEqual([]);
+  }, 120_000);
+
   it('a file that grows or shrinks during the import is refused, nothing stored for it', async () => {
     const d = work();
     for (const [phase, change] of [['scanning', 'grow'], ['loading tables', 'grow'], ['scanning', 'shrink']] as const) {
