@@ -160,7 +160,7 @@ export async function importRocpd(store: Store, src: SourceFile, opts: ImportOpt
         const type = asText(r['agent_type'])?.toUpperCase() ?? '';
         const kind = type.includes('CPU') ? 'cpu' : type.includes('AIE') || type.includes('NPU') ? 'npu' : 'gpu';
         yield [
-          i64(r['row_id']), i32(r['device']), kind, asText(r['agent_name']),
+          i64(r['row_id']), i32(r['device']) ?? 0n, kind, asText(r['agent_name']), // no agent: device 0, as the CSV and JSON readers do
           ubig(r['queue_id']), ubig(r['stream_id']), ubig(r['tid']), ubig(r['dispatch_id']),
           ubig(r['correlation_id']), ubig(r['kernel_id']), asText(r['kernel']),
           ubig(r['start_ns']), ubig(r['end_ns']),
