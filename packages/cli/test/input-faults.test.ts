@@ -95,6 +95,10 @@ describe('input faults are one clear error (issue 17.4, 17.8)', () => {
       writeFileSync(join(d, 'p.json'), text.replace('"frequency_hz": 100000000', `"frequency_hz": ${bad}`));
       expectRefused(tickwise(['info', join(d, 'p.json')]), /p\.json:4: /, /tick rate must be a positive finite number/);
     }
+    for (const [tick, what] of [['-1', 'out of range'], ['18446744073709551616', 'out of range'], ['1.5', 'not an integer'], ['"7"', 'not an integer']]) {
+      writeFileSync(join(d, 't.json'), text.replace(/"start_tick": \d+/, `"start_tick": ${tick}`));
+      expectRefused(tickwise(['info', join(d, 't.json')]), /t\.json:6: /, new RegExp(`start_tick .* is ${what}`));
+    }
     const lines = text.split('\n');
     const i = lines.findIndex((l) => l.includes('"start_tick"'));
     const buf = Buffer.from(lines.map((l, k) => (k === i + 1 ? l.replace('"name"', '"n\u0001me"') : l)).join('\n'), 'latin1');

@@ -80,11 +80,12 @@ export async function importHrxDeviceProfile(store: Store, src: SourceFile, opts
     }
     try {
       await store.run('DROP TABLE IF EXISTS tw_hrx');
+      await store.run('DROP TABLE IF EXISTS tw_hrx_text');
       try {
         await store.run(records === 0
           ? `CREATE TEMP TABLE tw_hrx (_line BIGINT, _i UBIGINT[], start_tick UBIGINT, end_tick UBIGINT, name VARCHAR, kernel VARCHAR, label VARCHAR, queue VARCHAR, id VARCHAR)`
-          : `CREATE TEMP TABLE tw_hrx AS SELECT * FROM read_json(${sqlString(out)}, format = 'newline_delimited',
-            columns = {_line: 'BIGINT', _i: 'UBIGINT[]', start_tick: 'UBIGINT', end_tick: 'UBIGINT', name: 'VARCHAR', kernel: 'VARCHAR', label: 'VARCHAR',
+          : `CREATE TEMP TABLE tw_hrx_text AS SELECT * FROM read_json(${sqlString(out)}, format = 'newline_delimited',
+            columns = {_line: 'BIGINT', _i: 'UBIGINT[]', start_tick: 'JSON', end_tick: 'JSON', name: 'VARCHAR', kernel: 'VARCHAR', label: 'VARCHAR',
               queue: 'VARCHAR', id: 'VARCHAR'})`);
       } catch (e) {
         if (!(e instanceof QueryError)) throw e;
@@ -93,6 +94,21 @@ export async function importHrxDeviceProfile(store: Store, src: SourceFile, opts
         throw new TickwiseError('bad-record', traceMessages.badRecord(cleanDuckdbMessage(e.message)), {
           file: src.displayPath, line: sourceLineOf(scan.lines[0]!, ndjsonLine), cause: e,
         });
+      }
+      if (records > 0) {
+        // ticks are integers 0..2^64-1: anything else present is out of range at its line (never rounded, never "missing")
+        for (const f of ['start_tick', 'end_tick'] as const) {
+          const bad = await store.rows(`SELECT _line, ${f}::VARCHAR AS v FROM tw_hrx_text
+            WHERE ${f} IS NOT NULL AND json_type(${f}) <> 'NULL' AND (json_type(${f}) NOT IN ('UBIGINT', 'BIGINT') OR TRY_CAST(${f}::VARCHAR AS UBIGINT) IS NULL)
+            ORDER BY _line LIMIT 1`);
+          if (bad[0]) {
+            const v = String(bad[0]['v']);
+            throw new TickwiseError('bad-value', `${f} ${v} is ${/^-?\d+$/.test(v) ? 'out of range' : 'not an integer'}: a tick is an integer from 0 to 18446744073709551615`,
+              { file: src.displayPath, line: Number(bad[0]['_line']) });
+          }
+        }
+        await store.run(`CREATE TEMP TABLE tw_hrx AS SELECT _line, _i, TRY_CAST(start_tick::VARCHAR AS UBIGINT) AS start_tick, TRY_CAST(end_tick::VARCHAR AS UBIGINT) AS end_tick,
+          name, kernel, label, queue, id FROM tw_hrx_text`);
       }
       for (const f of ['start_tick', 'end_tick'] as const) {
         const missing = await store.scalar(`SELECT min(_line) FROM tw_hrx WHERE ${f} IS NULL`);
@@ -176,7 +192,7 @@ export async function importHrxDeviceProfile(store: Store, src: SourceFile, opts
       const dispatches = await store.count('dispatches', `WHERE capture_id = ${captureId}`);
       return { capture_id: captureId, format: 'hrx-device-profile', records, dispatches, diagnostics: diags.length };
     } finally {
-      for (const t of ['tw_hrx', 'tw_hrx_fit']) await store.run(`DROP TABLE IF EXISTS ${t}`).catch(() => undefined);
+      for (const t of ['tw_hrx', 'tw_hrx_text', 'tw_hrx_fit']) await store.run(`DROP TABLE IF EXISTS ${t}`).catch(() => undefined);
     }
   });
 }
