@@ -52,13 +52,16 @@ describe('tickwise provenance', () => {
     const { stdout } = await runVerb(['provenance', '--marker', 'GLIBC_2.3', '--env', 'LD_LIBRARY_PATH=', '/bin/ls', '--json']);
     const res = JSON.parse(stdout);
     expect(res.kind).toBe('executable');
+    expect(stdout).toMatch(/"mtime_ns": \d{19},/);
+    expect(stdout).not.toMatch(/"mtime_ns": "/);
     const libs = res.libraries.filter((l: { how: string }) => l.how !== 'interpreter');
     expect(Object.fromEntries(libs.map((l: { name: string; path: string }) => [l.name, l.path]))).toEqual(ldd('/bin/ls'));
     for (const l of res.libraries) {
       expect(l.facts.build_id).toMatch(/^[0-9a-f]{40}$/);
       expect(l.facts.sha256).toMatch(/^[0-9a-f]{64}$/);
       expect(typeof l.facts.markers['GLIBC_2.3']).toBe('number');
-      expect(typeof l.facts.mtime_ns).toBe('string'); // beyond 2^53: a string in JSON
+      // an integer column is a JSON number with every digit, also beyond 2^53 (README: machine output)
+      expect(typeof l.facts.mtime_ns).toBe('number');
     }
   });
 
