@@ -131,6 +131,17 @@ describe('input faults are one clear error (issue 17.4, 17.8)', () => {
     expect(existsSync(join(d, 'x.duckdb'))).toBe(false);
   });
 
+  it('heteromosaic: a timestamp present but out of range is said so, apart from a missing one', () => {
+    const d = work();
+    const text = readFileSync(join(ROOT, 'packages/capture/test/fixtures/heteromosaic/prefill_split.jsonl'), 'utf8');
+    writeFileSync(join(d, 'r.jsonl'), text.replace(/"start_ts_us": [0-9.]+/, '"start_ts_us": 1e400'));
+    const db = join(d, 'h.duckdb');
+    expect(tickwise(['import', join(d, 'r.jsonl'), '--db', db]).code).toBe(0);
+    const diags = tickwise(['sql', db, 'SELECT code, line FROM diagnostics ORDER BY code', '--format', 'csv']).stdout;
+    expect(diags).toContain('timestamp-out-of-range,1');
+    expect(diags).not.toContain('missing-timestamp');
+  });
+
   it('an empty or truncated conditions.json is one error with its line', async () => {
     const d = work();
     const p = join(d, 'conditions.json');

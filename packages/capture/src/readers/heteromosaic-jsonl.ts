@@ -141,7 +141,21 @@ export async function importHeteroMosaic(store: Store, src: SourceFile, opts: Im
          FROM tw_hm_k`,
       ))[0]!;
       if (bad.nonpos > 0) diags.push({ severity: 'warning', code: 'non-positive-duration', message: traceMessages.nonPositiveDuration('stage(s)', bad.nonpos), line: bad.nonpos_line ?? undefined });
-      if (bad.unparsable > 0) diags.push({ severity: 'warning', code: 'missing-timestamp', message: traceMessages.badTimestamp('stage(s)', bad.unparsable, 'start_ts_us/end_ts_us (a number of microseconds)'), line: bad.unparsable_line ?? undefined });
+      // present but out of range (a number whose ns is beyond int64, 1e400, -1e300) is said so, apart from missing or non-numeric ones
+      const numeric = (c: string) => `(${c}_text IS NOT NULL AND regexp_full_match(trim(${c}_text), '-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?'))`;
+      const range = (await store.query({ n: 'number', line: 'number?' },
+        `SELECT count(*)::INTEGER AS n, min(_line) AS line FROM tw_hm_k
+         WHERE (s_ns IS NULL AND ${numeric('_start_ts_us')}) OR (e_ns IS NULL AND ${numeric('_end_ts_us')})`))[0]!;
+      if (range.n > 0) {
+        diags.push({ severity: 'warning', code: 'timestamp-out-of-range', line: range.line ?? undefined,
+          message: `${range.n} stage(s) have a start_ts_us/end_ts_us that is present but out of range (beyond int64 ns from the epoch): kept with valid = false and NULL times` });
+      }
+      const unparsable = bad.unparsable - range.n;
+      if (unparsable > 0) {
+        const first = range.n > 0 ? Number(await store.scalar(`SELECT min(_line) FROM tw_hm_k WHERE (s_ns IS NULL OR e_ns IS NULL)
+          AND NOT ((s_ns IS NULL AND ${numeric('_start_ts_us')}) OR (e_ns IS NULL AND ${numeric('_end_ts_us')}))`)) : bad.unparsable_line;
+        diags.push({ severity: 'warning', code: 'missing-timestamp', message: traceMessages.badTimestamp('stage(s)', unparsable, 'start_ts_us/end_ts_us (a number of microseconds)'), line: first ?? undefined });
+      }
 
       await insertCapture(store, {
         capture_id: captureId, path: src.displayPath, format: 'heteromosaic-jsonl', sha256: await sha, size_bytes: src.sizeBytes,
