@@ -243,6 +243,8 @@ describe.skipIf(skip)('a Kineto trace with 451-character kernel names (the H200 
       await s.close();
     }
     expect(data.verdict[0]).toMatch(/^GPU idle \d+ % \(steady segment 1 of 2\), \d+ % of it host wait \(launched late\): launch-bound; see launches/);
+    // an H200 (named by the trace's deviceProperties) is a GPU, never an iGPU (issue 15.6)
+    expect(data.devices.map((d) => d.label)).toEqual([expect.stringMatching(/^GPU · h200-prefill \(capture 1, device \d+\)$/)]);
     const file = join(dir, 'h200.html');
     writeFileSync(file, reportHtml(data));
     let layout: Layout | null = null;

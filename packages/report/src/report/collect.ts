@@ -44,10 +44,25 @@ export interface ReportOptions {
 /** Default most intervals per device on the timeline. */
 export const DEFAULT_MAX_INTERVALS = 2000;
 
-const KIND_NAME: Record<string, string> = { gpu: 'iGPU', npu: 'NPU', cpu: 'CPU' };
+const KIND_NAME: Record<string, string> = { gpu: 'GPU', npu: 'NPU', cpu: 'CPU', other: 'accelerator' };
 
-function deviceLabel(kind: string, capture: string, captureId: number, device: number): string {
-  return `${KIND_NAME[kind] ?? kind} · ${capture} (capture ${captureId}, device ${device})`;
+/** An integrated GPU by its name (Radeon 780M/890M/8060S..., gfx1103/gfx115x, Strix/Phoenix APUs, "Radeon Graphics"). */
+const INTEGRATED = /\b(igpu|integrated|apu|strix|phoenix|hawk ?point|krackan|radeon\s*(\(tm\)\s*)?graphics|radeon\s*(\d{3,4}[ms])|gfx11(0[3]|5\d))\b/i;
+
+/**
+ * The word a device is called by: `iGPU` for a GPU named as integrated, or a
+ * GPU with no name in a capture of this project's home ground (IREE/recorder
+ * captures of a Ryzen AI machine, which do not name it); `GPU` for any other
+ * (an H200 is not an iGPU); NPU, CPU, accelerator.
+ */
+export function deviceKindName(kind: string, name: string | null, format: string | null): string {
+  if (kind !== 'gpu') return KIND_NAME[kind] ?? kind;
+  if (name !== null && name !== '') return INTEGRATED.test(name) ? 'iGPU' : 'GPU';
+  return format === 'ireeperf-jsonl' || format === 'tickwise-recorder' || format === 'heteromosaic-jsonl' ? 'iGPU' : 'GPU';
+}
+
+function deviceLabel(kindName: string, capture: string, captureId: number, device: number): string {
+  return `${kindName} · ${capture} (capture ${captureId}, device ${device})`;
 }
 
 /** Collects everything a report shows; see the module comment. */
@@ -61,6 +76,11 @@ export async function collectReport(store: Store, opts: ReportOptions = {}): Pro
   if (plan.devices.length === 0) throw new TickwiseError('no-dispatches', msg.noDispatches());
   const ov = await overlap(store);
   const segs = await segments(store);
+  const kindNames = new Map(
+    (await store.query({ capture_id: 'number', device: 'number', kind: 'string', name: 'string?', format: 'string?' },
+      `SELECT d.capture_id, d.device, d.kind, d.name, c.format FROM devices d LEFT JOIN captures c USING (capture_id)`))
+      .map((r) => [`${r.capture_id}/${r.device}`, deviceKindName(r.kind, r.name, r.format)]),
+  );
 
   // every device's numbers over the segments its kernels and costs use (issue 18.4: one default on the page)
   const devices: ReportDevice[] = [];
@@ -78,8 +98,8 @@ export async function collectReport(store: Store, opts: ReportOptions = {}): Pro
       capture_id: d.capture_id,
       device: d.device,
       kind: d.kind,
-      label: deviceLabel(d.kind, d.label.split('/').pop()!, d.capture_id, d.device),
-      row_label: `${KIND_NAME[d.kind] ?? d.kind} · device ${d.device}`,
+      label: deviceLabel(kindNames.get(`${d.capture_id}/${d.device}`) ?? d.kind, d.label.split('/').pop()!, d.capture_id, d.device),
+      row_label: `${kindNames.get(`${d.capture_id}/${d.device}`) ?? d.kind} · device ${d.device}`,
       group: 0,
       clock_domain: d.clock_domain,
       time_source: d.time_source,
@@ -119,7 +139,7 @@ export async function collectReport(store: Store, opts: ReportOptions = {}): Pro
   const grouped: ReportDevice[] = devices.map((d) => {
     const group = groups.findIndex((g) => g.labels.includes(d.label));
     // rows of one capture's timeline need only kind and device; a shared timeline names the capture too
-    const row = groups[group]!.capture_ids.length > 1 ? `${KIND_NAME[d.kind] ?? d.kind} · capture ${d.capture_id} device ${d.device}` : d.row_label;
+    const row = groups[group]!.capture_ids.length > 1 ? `${kindNames.get(`${d.capture_id}/${d.device}`) ?? d.kind} · capture ${d.capture_id} device ${d.device}` : d.row_label;
     return { ...d, group, row_label: row };
   });
   devices.splice(0, devices.length, ...grouped);
