@@ -239,6 +239,21 @@ describe.skipIf(!probe)('full disks and read-only stores (issue 17.8, 17 smaller
     }
   });
 
+  it('no room for the temporary copy of stdin: one clear error, nothing stored', () => {
+    const d = work();
+    const fs = smallTmpfs(64 * 1024)!;
+    try {
+      const r = spawnSync(join(ROOT, 'scripts/tickwise'), ['import', '-', '--db', join(d, 's.duckdb')], {
+        encoding: 'utf8', cwd: ROOT, env: { ...process.env, TMPDIR: fs }, input: readFileSync(resolve(ROOT, '../shared/fixtures/iree/local_task_matmul.ireeperf.jsonl')),
+      });
+      expectRefused({ code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr }, /<stdin>: /, /no room on the disk for a temporary copy/);
+      expect(existsSync(join(d, 's.duckdb'))).toBe(false);
+      expect(readdirSync(fs)).toEqual([]);
+    } finally {
+      unmount(fs);
+    }
+  });
+
   it('a store on a read-only file system: analyses read it, import says so and changes nothing', () => {
     const d = work();
     const fs = smallTmpfs(8 << 20)!;
