@@ -118,6 +118,16 @@ describe('input faults are one clear error (issue 17.4, 17.8)', () => {
     expect(rows).toContain('a,0,true,1000');
     expect(rows).toContain('b,,false,18446744073709551000');
     expect(tickwise(['sql', db, "SELECT line FROM diagnostics WHERE code = 'tick-beyond-ns-range'", '--format', 'csv']).stdout).toContain('2');
+    // ireeperf-jsonl: the same through its clock fit
+    const iree = resolve(ROOT, '../shared/fixtures/iree/fixture_smoke.ireeperf.jsonl');
+    if (!existsSync(iree)) return void console.warn(`skipped: ${iree} absent`);
+    writeFileSync(join(d, 'ib.jsonl'), readFileSync(iree, 'utf8').replace('"start_tick":120,', '"start_tick":18446744073709551000,')
+      .replace(/("record_type":"dispatch_event".*?"end_tick":)\d+/, '$118446744073709551615'));
+    const db2 = join(d, 'i.duckdb');
+    const r2 = tickwise(['import', join(d, 'ib.jsonl'), '--db', db2]);
+    expect(r2.code, r2.stderr).toBe(0);
+    expect(tickwise(['sql', db2, 'SELECT start_ns, valid, start_tick FROM dispatches WHERE start_tick IS NOT NULL', '--format', 'csv']).stdout).toContain(',false,18446744073709551000');
+    expect(tickwise(['sql', db2, 'SELECT code FROM diagnostics', '--format', 'csv']).stdout).toContain('tick-beyond-ns-range');
   });
 
   it('llama-bench: samples_ns and avg_ns of 2^64-1 are out of range with the line, not DuckDB text', () => {
