@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { RECORD_LAYOUT, RecorderKind, TWR, TWR_STRUCTS } from '../src/readers/recorder-layout';
+import { decodeRecord, RECORD_LAYOUT, RecorderKind, TWR, TWR_STRUCTS, type RecorderKindName } from '../src/readers/recorder-layout';
 import { ROOT } from './helpers';
 
 // One source of truth for the records.twr layout: native/include/tickwise/format.h.
@@ -94,6 +94,29 @@ describe('records.twr layout: format.h (native/layout.json) = the reader = FORMA
 
   it('the reader decodes every field of every kind at format.h\'s offset with its type, and no other', () => {
     expect(readerDiffs(layout)).toEqual([]);
+  });
+
+  it('each kind\'s decoder reads back, field by field, values written at format.h\'s offsets', () => {
+    for (const k of layout.kinds) {
+      const b = Buffer.alloc(64);
+      const want: Record<string, bigint | number> = {};
+      layout.structs[k.struct]!.fields.forEach((f, i) => {
+        if (reserved(f.name) || f.type.startsWith('char')) return;
+        // a distinct value per field that fills its width (top bits set for the 64-bit ones)
+        const v = BigInt(i + 1) * 0x0101010101010101n + (f.size === 8 ? 0x8000000000000000n : 0n);
+        switch (f.type) {
+          case 'u8': b.writeUInt8(Number(v & 0xffn), f.offset); want[f.name] = Number(v & 0xffn); break;
+          case 'u16': b.writeUInt16LE(Number(v & 0xffffn), f.offset); want[f.name] = Number(v & 0xffffn); break;
+          case 'u32': b.writeUInt32LE(Number(v & 0xffffffffn), f.offset); want[f.name] = Number(v & 0xffffffffn); break;
+          case 'i32': b.writeInt32LE(-(i + 1), f.offset); want[f.name] = -(i + 1); break;
+          case 'u64': b.writeBigUInt64LE(v, f.offset); want[f.name] = v; break;
+          case 'i64': b.writeBigInt64LE(-v + 0x8000000000000000n, f.offset); want[f.name] = -v + 0x8000000000000000n; break;
+          default: throw new Error(`${k.struct}.${f.name}: type ${f.type}`);
+        }
+      });
+      const got = decodeRecord(new DataView(b.buffer, b.byteOffset, 64), 0, k.name as RecorderKindName);
+      expect({ record_kind: k.name, ...got }).toEqual({ record_kind: k.name, ...want });
+    }
   });
 
   it('the reader\'s constants are format.h\'s', () => {
