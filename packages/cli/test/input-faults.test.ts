@@ -83,6 +83,11 @@ describe('input faults are one clear error (issue 17.4, 17.8)', () => {
     await new Promise((res) => writer.on('close', res));
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toMatch(/5 dispatches/);
+    // bash process substitution <(...): a pipe (ESPIPE when read with an offset) read once the same way
+    const ps = spawnSync('bash', ['-c', `"${join(ROOT, 'scripts/tickwise')}" import <(cat "${HRX}") --db "${join(d, 'p.duckdb')}"`], { encoding: 'utf8', cwd: ROOT });
+    expect(ps.stderr).not.toMatch(/internal error|ESPIPE/);
+    expect(ps.status, ps.stderr).toBe(0);
+    expect(ps.stdout).toMatch(/5 dispatches/);
     const sha = tickwise(['sql', join(d, 'f.duckdb'), 'SELECT sha256, size_bytes FROM captures', '--format', 'csv']);
     const want = execFileSync('sha256sum', [HRX], { encoding: 'utf8' }).split(' ')[0]!;
     expect(sha.stdout).toContain(`${want},${readFileSync(HRX).length}`);
