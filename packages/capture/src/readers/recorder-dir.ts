@@ -16,12 +16,14 @@ export { decodeRecord, RECORD_LAYOUT, RecorderKind, TWR, TWR_STRUCTS, type Recor
 
 /**
  * Reader of the native recorder's capture directories (`native/FORMAT.md`
- * is the format; this file follows it field by field).
+ * is the format; recorder-layout.ts is format.h's field table, tested
+ * against native/layout.json and FORMAT.md).
  *
  *   run/                          readRecorderDir('run/')
  *     records.twr ─ file header ─┐
  *                 ─ chunks ──────┼─ CRC-32 checked, reading stops at the first bad
- *     meta.json ─────────────────┤   or partial chunk (a crash leaves one)
+ *     meta.json ─────────────────┤   or partial chunk (a crash leaves one); a chunk
+ *                                │   repeating an earlier one is skipped (said)
  *     proc-<pid>/ (each child) ──┘
  *            │  readRecorderProcess() (recorder-file.ts): chunks checked, records
  *            │  indexed by kind and byte offset, decoded by the field table of
@@ -54,8 +56,10 @@ export { decodeRecord, RECORD_LAYOUT, RecorderKind, TWR, TWR_STRUCTS, type Recor
  * (domain 0); otherwise (domain 2) they are mapped through the fit of the
  * process's CUPTI clock samples. Each CUDA device is a `gpu` row `cuda:<n>`
  * with `time_base = 'host_monotonic'` and the CUPTI samples' fit.
+ *
+ * A span whose end precedes its start (a launch's exit before its enter) is
+ * kept with both raw bounds, `valid = false` and `dur_ns` NULL, and said.
  */
-
 
 /** Clock domain ids (FORMAT.md "Clock domains"); device d of HIP is 16 + d. */
 export const RecorderDomain = { host_monotonic: 0, host_boottime: 1, cupti: 2, hip_device0: 16 } as const;
