@@ -193,6 +193,11 @@ function processName(p: Rec): string {
   return `${kind}${name} · device ${String(p['device'])} · ${captureName(p)} (capture ${String(p['capture_id'])})`;
 }
 
+/** The thread key of a slice (see buildTables); NONE stands for an unknown queue or thread id. */
+const NONE = '(-9223372036854775807 - 1)';
+const THREAD_KEY = 'pid, tsrc, host_timed, tq, hkind';
+const QNAME = `CASE WHEN tq = ${NONE} THEN 'queue ?' ELSE concat('queue ', tq) END`;
+
 const TEMP = ['tw_pf_proc', 'tw_pf_s', 'tw_pf_lane', 'tw_pf_t', 'tw_pf_pos', 'tw_pf_flow'];
 
 /**
@@ -305,31 +310,28 @@ async function buildTables(store: Store, procs: Rec[], hostProcs: Rec[], withSub
   ];
   if (procRows.length) await store.appendTemp('tw_pf_proc', procRows);
 
-  const qname = (q: string) => `CASE WHEN ${q} IS NULL THEN 'queue ?' ELSE concat('queue ', ${q}) END`;
+  // a thread is (pid, tsrc, host_timed, tq, hkind) and a lane: tsrc 0 dispatches, 1 submissions, 2 device-bound host
+  // events, 3 host-process events; tq the queue (tsrc 0-2) or the host thread id (tsrc 3), NONE when unknown; hkind
+  // the host event kind (tsrc 2) else ''. No strings are built per row (the thread names are made per thread).
+  const tq = (x: string) => `coalesce((${x})::BIGINT, ${NONE})`;
   const timed = (t: string) => `${t} IN ${HOST_TIMED}`;
   const parts = [
-    `SELECT 0 AS src, d.rowid AS sid, p.pid, d.capture_id, d.device, d.start_ns, d.end_ns, d.line, true AS lanes,
-       concat('0|', ${timed('d.time_source')}, '|', coalesce(d.queue::VARCHAR, '?')) AS tkey,
-       concat(${qname('d.queue')}, CASE WHEN ${timed('d.time_source')} THEN ' · host-timed' ELSE '' END) AS tname,
-       ${timed('d.time_source')} AS host_timed, d.queue, NULL::BIGINT AS thread_id, d.event_id AS corr, NULL::UBIGINT AS launch_corr
+    `SELECT 0 AS src, 0 AS tsrc, d.rowid AS sid, p.pid, d.capture_id, d.device, d.start_ns, d.end_ns, d.line, true AS lanes,
+       ${timed('d.time_source')} AS host_timed, ${tq('d.queue')} AS tq, '' AS hkind, d.event_id AS corr, NULL::UBIGINT AS launch_corr
      FROM dispatches d JOIN tw_pf_proc p ON p.capture_id = d.capture_id AND p.device = d.device
      WHERE ${DISPATCH_DRAWN.replaceAll(/\b(start_ns|end_ns|valid)\b/g, 'd.$1')}`,
   ];
   if (withSubs) {
-    parts.push(`SELECT 1, d.rowid, p.pid, d.capture_id, d.device, d.start_ns, d.end_ns, d.line, true,
-       concat('1|', ${timed('d.time_source')}, '|', coalesce(d.queue::VARCHAR, '?')),
-       concat(${qname('d.queue')}, ' submissions', CASE WHEN ${timed('d.time_source')} THEN ' · host-timed' ELSE '' END),
-       ${timed('d.time_source')}, d.queue, NULL, NULL, NULL
+    parts.push(`SELECT 1, 1, d.rowid, p.pid, d.capture_id, d.device, d.start_ns, d.end_ns, d.line, true,
+       ${timed('d.time_source')}, ${tq('d.queue')}, '', NULL, NULL
      FROM submissions d JOIN tw_pf_proc p ON p.capture_id = d.capture_id AND p.device = d.device
      WHERE ${SUBMISSION_DRAWN.replaceAll(/\b(start_ns|end_ns|valid|device)\b/g, 'd.$1')}`);
   }
   if (withHost) {
     // device-bound host events (copies, memsets, sync markers) on their device's process, per kind and queue (lanes);
     // the others on the capture's host process, one thread per thread_id, as written (nesting kept)
-    parts.push(`SELECT 2, sid, coalesce(dpid, hpid), capture_id, device, start_ns, end_ns, line, dpid IS NOT NULL,
-       CASE WHEN dpid IS NOT NULL THEN concat('2|', kind, '|', coalesce(queue::VARCHAR, '?')) ELSE concat('3|', coalesce(thread_id::VARCHAR, '?')) END,
-       CASE WHEN dpid IS NOT NULL THEN concat(${qname('queue')}, ' · ', kind) WHEN thread_id IS NULL THEN 'thread ?' ELSE concat('thread ', thread_id) END,
-       false, queue, thread_id,
+    parts.push(`SELECT 2, CASE WHEN dpid IS NOT NULL THEN 2 ELSE 3 END, sid, coalesce(dpid, hpid), capture_id, device, start_ns, end_ns, line, dpid IS NOT NULL,
+       false, CASE WHEN dpid IS NOT NULL THEN ${tq('queue')} ELSE ${tq('thread_id')} END, CASE WHEN dpid IS NOT NULL THEN kind ELSE '' END,
        CASE WHEN dpid IS NOT NULL THEN event_id END,
        CASE WHEN dpid IS NULL AND ${LAUNCH_CALL_PREDICATE} THEN CASE WHEN kind = 'cuda_api' THEN submission_id ELSE event_id END END
      FROM (SELECT h.rowid AS sid, h.capture_id, h.device, h.start_ns, h.end_ns, h.line, h.kind, h.op, h.queue, h.thread_id, h.event_id, h.submission_id,
@@ -342,7 +344,7 @@ async function buildTables(store: Store, procs: Rec[], hostProcs: Rec[], withSub
   }
   // ov: the row starts before an earlier row of its thread key ends (only where lanes apply); next_ov: the next
   // row does (both over one sort); rid: unique without a window (src in the high bits, the source row id below)
-  const w = `PARTITION BY pid, tkey ORDER BY start_ns, end_ns, line`;
+  const w = `PARTITION BY ${THREAD_KEY} ORDER BY start_ns, end_ns, line`;
   await store.run(`CREATE TEMP TABLE tw_pf_s AS
     SELECT (src::BIGINT << 48) + sid::BIGINT AS rid, *,
       coalesce(lanes AND start_ns < max(end_ns) OVER (${w} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), false) AS ov,
@@ -352,7 +354,7 @@ async function buildTables(store: Store, procs: Rec[], hostProcs: Rec[], withSub
   // lanes: only the runs of rows that overlap an earlier one of their queue need the greedy partitioning; a run
   // starts at a row that overlaps nothing before it (every lane is free there, so lane 0), so each run starts afresh
   await store.run(`CREATE TEMP TABLE tw_pf_lane (rid BIGINT, lane INTEGER)`);
-  const runs = `SELECT rid, ov, start_ns, end_ns FROM tw_pf_s WHERE ov OR next_ov ORDER BY pid, tkey, start_ns, end_ns, line`;
+  const runs = `SELECT rid, ov, start_ns, end_ns FROM tw_pf_s WHERE ov OR next_ov ORDER BY ${THREAD_KEY}, start_ns, end_ns, line`;
   const laneRows: [bigint, number][] = [];
   let assigner = new LaneAssigner();
   for await (const chunk of store.stream(runs)) {
@@ -365,13 +367,18 @@ async function buildTables(store: Store, procs: Rec[], hostProcs: Rec[], withSub
   if (laneRows.length) await store.appendTemp('tw_pf_lane', laneRows);
 
   await store.run(`CREATE TEMP TABLE tw_pf_t AS
-    SELECT row_number() OVER (ORDER BY src, capture_id, device NULLS LAST, host_timed, queue NULLS LAST, thread_id NULLS LAST, tkey, lane)::INTEGER AS tid, *
-    FROM (SELECT s.src, s.pid, s.tkey, coalesce(l.lane, 0) AS lane, min(s.tname) AS tname, min(s.capture_id) AS capture_id, min(s.device) AS device,
-        bool_or(s.host_timed) AS host_timed, min(s.queue) AS queue, min(s.thread_id) AS thread_id
-      FROM tw_pf_s s LEFT JOIN tw_pf_lane l ON l.rid = s.rid GROUP BY s.src, s.pid, s.tkey, coalesce(l.lane, 0))`);
+    SELECT row_number() OVER (ORDER BY tsrc, capture_id, device NULLS LAST, host_timed, tq, hkind, lane)::INTEGER AS tid, *,
+      CASE WHEN tsrc = 3 THEN 2 ELSE tsrc END AS src,
+      CASE tsrc WHEN 0 THEN concat(${QNAME}, CASE WHEN host_timed THEN ' · host-timed' ELSE '' END)
+        WHEN 1 THEN concat(${QNAME}, ' submissions', CASE WHEN host_timed THEN ' · host-timed' ELSE '' END)
+        WHEN 2 THEN concat(${QNAME}, ' · ', hkind)
+        ELSE CASE WHEN tq = ${NONE} THEN 'thread ?' ELSE concat('thread ', tq) END END AS tname
+    FROM (SELECT s.pid, s.tsrc, s.host_timed, s.tq, s.hkind, coalesce(l.lane, 0) AS lane, min(s.capture_id) AS capture_id, min(s.device) AS device
+      FROM tw_pf_s s LEFT JOIN tw_pf_lane l ON l.rid = s.rid GROUP BY s.pid, s.tsrc, s.host_timed, s.tq, s.hkind, coalesce(l.lane, 0))`);
   await store.run(`CREATE TEMP TABLE tw_pf_pos AS
     SELECT s.rid, s.src, s.sid, s.pid, t.tid FROM tw_pf_s s LEFT JOIN tw_pf_lane l ON l.rid = s.rid
-      JOIN tw_pf_t t ON t.pid = s.pid AND t.tkey = s.tkey AND t.lane = coalesce(l.lane, 0)`);
+      JOIN tw_pf_t t ON t.pid = s.pid AND t.tsrc = s.tsrc AND t.host_timed = s.host_timed AND t.tq = s.tq AND t.hkind = s.hkind
+        AND t.lane = coalesce(l.lane, 0)`);
 
   // flows: each device slice with a correlation id -> the earliest launch call of its capture carrying that id
   await store.run(`CREATE TEMP TABLE tw_pf_flow AS
