@@ -206,16 +206,25 @@ class NdjsonOut {
     for (let i = a; i < b; i++) d[p++] = src[i]!;
     this.pos = p;
   }
-  /** Bytes [a, b) of `src` with CR and LF written as spaces. */
-  copyFlat(src: Uint8Array, a: number, b: number): void {
-    this.ensure(b - a);
+  /**
+   * Bytes [a, b) of `src` holding `newlines` LFs and `crs` CRs (whitespace
+   * between tokens: strings cannot hold them), each written as a space.
+   */
+  copyFlat(src: Uint8Array, a: number, b: number, newlines: number, crs: number): void {
+    const n = b - a;
+    this.ensure(n);
     const d = this.buf;
-    let p = this.pos;
-    for (let i = a; i < b; i++) {
-      const c = src[i]!;
-      d[p++] = c === NL || c === CR ? SPACE : c;
+    const from = this.pos;
+    d.set(src.subarray(a, b), from);
+    this.pos = from + n;
+    for (let k = 0, at = from; k < newlines; k++) {
+      at = d.indexOf(NL, at);
+      d[at++] = SPACE;
     }
-    this.pos = p;
+    for (let k = 0, at = from; k < crs; k++) {
+      at = d.indexOf(CR, at);
+      d[at++] = SPACE;
+    }
   }
   /** A JSON string literal of `s`: written byte by byte when it is printable ASCII without " and \\ (number texts). */
   jsonString(s: string): void {
@@ -492,6 +501,7 @@ class RecordScanner {
     const buf = t.buf;
     const recStart = t.start;
     const recLine = t.line;
+    const recCrs = t.crs;
     const keys = this.exactKeys[spec]!;
     const exactText = this.exactText;
     const exactOrder = this.exactOrder;
@@ -502,6 +512,8 @@ class RecordScanner {
     kinds[0] = IN_OBJ;
     let state = OBJ_FIRST;
     let bodyStart = -1; // the first member's first byte
+    let bodyLine = 0; // lines and CRs passed before it
+    let bodyCrs = 0;
     let exact = -1; // index in keys of the key whose value comes next (own level)
     for (;;) {
       const tok = t.next();
@@ -509,6 +521,7 @@ class RecordScanner {
         if (tok === Tok.More) {
           t.pos = recStart;
           t.line = recLine;
+          t.crs = recCrs;
           return MORE;
         }
         this.badRecord(t.error);
@@ -519,7 +532,11 @@ class RecordScanner {
           if (tok === Tok.String) {
             state = OBJ_COLON;
             if (depth === 1) {
-              if (bodyStart < 0) bodyStart = t.start;
+              if (bodyStart < 0) {
+                bodyStart = t.start;
+                bodyLine = t.line;
+                bodyCrs = t.crs;
+              }
               exact = keys.length === 0 ? -1 : exactKeyIndex(buf, t.start, t.stop, t.escaped, keys);
             }
             continue;
@@ -574,12 +591,12 @@ class RecordScanner {
       if (depth === 0) break;
       state = kinds[depth - 1] === IN_OBJ ? OBJ_NEXT : ARR_NEXT;
     }
-    this.writeRecord(spec, top, recLine, bodyStart, t.start);
+    this.writeRecord(spec, top, recLine, bodyLine, bodyCrs, bodyStart, t.start);
     return DONE;
   }
 
   /** One NDJSON line: `{"_line":L,"_i":[...]`, the record's members as they are (one line), its exact values, `}`. */
-  private writeRecord(spec: number, top: number, recLine: number, bodyStart: number, closeAt: number): void {
+  private writeRecord(spec: number, top: number, recLine: number, bodyLine: number, bodyCrs: number, bodyStart: number, closeAt: number): void {
     const t = this.t;
     const out = this.outs[spec]!;
     out.copy(LINE_KEY, 0, LINE_KEY.length);
@@ -599,7 +616,7 @@ class RecordScanner {
     if (bodyStart >= 0) {
       out.copy(COMMA, 0, 1);
       // a pretty-printed record spans lines: its raw newlines are whitespace (strings cannot hold them), written as spaces
-      if (t.line !== recLine) out.copyFlat(t.buf, bodyStart, closeAt);
+      if (t.line !== bodyLine || t.crs !== bodyCrs) out.copyFlat(t.buf, bodyStart, closeAt, t.line - bodyLine, t.crs - bodyCrs);
       else out.copy(t.buf, bodyStart, closeAt);
     }
     const order = this.exactOrder;

@@ -70,6 +70,8 @@ export class JsonTokenizer {
   /** No bytes follow the window (a number at its end is complete). */
   final = false;
   line = 1;
+  /** Carriage returns passed (between tokens). */
+  crs = 0;
   start = 0;
   stop = 0;
   escaped = false;
@@ -92,8 +94,11 @@ export class JsonTokenizer {
     if (i < end && b[i]! > SPACE) return true; // the common case: a token right here
     while (i < end) {
       const c = b[i]!;
-      if (c === SPACE || c === TAB || c === CR) i++;
-      else if (c === NL) {
+      if (c === SPACE || c === TAB) i++;
+      else if (c === CR) {
+        i++;
+        this.crs++;
+      } else if (c === NL) {
         i++;
         this.line++;
       } else break;
