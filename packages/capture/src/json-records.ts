@@ -374,7 +374,7 @@ class RecordScanner {
           if (tok === Tok.String) {
             if (f.node !== null) f.key = keyText(buf, t.start, t.stop, t.escaped);
             f.state = OBJ_COLON;
-          } else if (tok === Tok.EndObject && f.state === OBJ_FIRST) this.closeFrame(f);
+          } else if (tok === Tok.EndObject && f.state === OBJ_FIRST) this.closeFrame();
           else this.bad(`${tokenName(tok, buf, t.start)} where a key was expected`);
           break;
         case OBJ_COLON:
@@ -390,13 +390,13 @@ class RecordScanner {
           break;
         case OBJ_NEXT:
           if (tok === Tok.Comma) f.state = OBJ_KEY;
-          else if (tok === Tok.EndObject) this.closeFrame(f);
+          else if (tok === Tok.EndObject) this.closeFrame();
           else this.bad(`${tokenName(tok, buf, t.start)} where "," or "}" was expected in an object`);
           break;
         case ARR_FIRST:
         case ARR_VALUE:
           if (tok === Tok.EndArray && f.state === ARR_FIRST) {
-            this.closeFrame(f);
+            this.closeFrame();
             break;
           }
           f.state = ARR_NEXT;
@@ -409,7 +409,7 @@ class RecordScanner {
           if (tok === Tok.Comma) {
             f.state = ARR_VALUE;
             f.index++;
-          } else if (tok === Tok.EndArray) this.closeFrame(f);
+          } else if (tok === Tok.EndArray) this.closeFrame();
           else this.bad(`${tokenName(tok, buf, t.start)} where "," or "]" was expected in an array`);
       }
     }
@@ -454,7 +454,7 @@ class RecordScanner {
     return this.bad(`${tokenName(tok, t.buf, t.start)} where a value was expected`);
   }
 
-  private closeFrame(f: Frame): void {
+  private closeFrame(): void {
     const stack = this.stack;
     if (this.capPath !== null && this.capDepth === stack.length) {
       const t = this.t;
@@ -465,7 +465,6 @@ class RecordScanner {
       this.capPath = null;
       this.capParts = [];
     }
-    void f;
     stack.pop();
     if (stack.length === 0) this.documentDone = true;
   }
@@ -491,7 +490,8 @@ class RecordScanner {
   }
 
   /**
-   * The record whose `{` the tokenizer just read: validated token by token
+   * The record whose `{` the tokenizer just read (`top`: its `_i` in lines
+   * mode, -1 to take the array positions of the frames): validated token by token
    * (nested containers on a small kind stack), its own level's exact keys
    * noted, then written as one NDJSON line. MORE (position back at the `{`)
    * when the window ends inside it.
