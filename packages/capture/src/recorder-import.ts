@@ -2,11 +2,11 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { sqlString, tableColumns, type Store, type TableName } from '@tickwise/store';
+import { tableColumns, type Store, type TableName } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import { insertCapture } from './capture-rows';
 import type { ImportOptions, ImportResult } from './readers/ireeperf-jsonl';
-import { readRecorderDir, recorderProcessDirs, type RecorderCapture } from './readers/recorder-dir';
+import { readRecorderDir, recorderProcessDirs, type RecorderCapture, type RecorderDispatchRow, type RecorderHostEventRow } from './readers/recorder-dir';
 import type { SourceFile } from './source-file';
 import { readConditionsFile, storeConditions } from './conditions';
 
@@ -15,7 +15,8 @@ import { readConditionsFile, storeConditions } from './conditions';
  *
  * ```
  * run/ (records.twr + meta.json, proc-<pid>/ children)
- *   --readRecorderDir--> canonical rows (host_monotonic ns, fits done)
+ *   --readRecorderDir--> canonical rows (host_monotonic ns, fits done);
+ *                        dispatches/host_events in batches into staging tables
  *   --insertRows--> captures, devices, clock_samples, dispatches,
  *                   host_events, provenance, conditions, diagnostics
  * ```
@@ -24,32 +25,58 @@ import { readConditionsFile, storeConditions } from './conditions';
  */
 export async function importRecorderDir(store: Store, src: SourceFile, opts: ImportOptions = {}): Promise<ImportResult> {
   const captureId = await store.nextCaptureId();
-  let cap: RecorderCapture;
+  // the two big tables stream through staging tables while the capture is read (the rows are
+  // never all in memory), then one INSERT ... SELECT each, once the captures row exists
+  const dispatches = await Staging.create(store, 'dispatches', captureId, DISPATCH_NULLS);
+  const hostEvents = await Staging.create(store, 'host_events', captureId, HOST_EVENT_NULLS);
   try {
-    cap = await readRecorderDir(src.path, { captureId });
-  } catch (e) {
-    throw new TickwiseError('bad-recorder-capture', `not a readable recorder capture: ${(e as Error).message}`, { file: src.displayPath, cause: e });
+    let cap: RecorderCapture;
+    try {
+      cap = await readRecorderDir(src.path, {
+        captureId,
+        onBatch: async (b) => {
+          await dispatches.add(b.dispatches);
+          await hostEvents.add(b.host_events);
+        },
+      });
+    } catch (e) {
+      throw new TickwiseError('bad-recorder-capture', `not a readable recorder capture: ${(e as Error).message}`, { file: src.displayPath, cause: e });
+    }
+    const { sha256, sizeBytes } = await hashDirectory(src.path);
+    await insertCapture(store, {
+      capture_id: captureId,
+      path: src.displayPath,
+      format: cap.capture.format,
+      schema_version: cap.capture.schema_version,
+      sha256,
+      size_bytes: sizeBytes,
+      producer: cap.capture.producer,
+      label: opts.label ?? (src.displayPath.replace(/\/+$/, '').split('/').pop() ?? src.displayPath),
+      timeline: cap.capture.timeline,
+      session_status: cap.capture.session_status,
+      record_count: cap.capture.record_count,
+    });
+    const devices = opts.deviceKind ? cap.devices.map((d) => ({ ...d, kind: opts.deviceKind! })) : cap.devices;
+    await store.append('devices', devices as never);
+    await store.append('clock_samples', cap.clock_samples as never);
+    await dispatches.insert();
+    await hostEvents.insert();
+    await finishImport(store, src, captureId, cap);
+    return {
+      capture_id: captureId,
+      format: cap.capture.format,
+      records: cap.capture.record_count,
+      dispatches: cap.dispatch_count,
+      diagnostics: cap.diagnostics.length,
+    };
+  } finally {
+    // an error above is the one to report, not a failed clean-up of temporary tables
+    await dispatches.drop().catch(() => undefined);
+    await hostEvents.drop().catch(() => undefined);
   }
-  const { sha256, sizeBytes } = await hashDirectory(src.path);
-  await insertCapture(store, {
-    capture_id: captureId,
-    path: src.displayPath,
-    format: cap.capture.format,
-    schema_version: cap.capture.schema_version,
-    sha256,
-    size_bytes: sizeBytes,
-    producer: cap.capture.producer,
-    label: opts.label ?? (src.displayPath.replace(/\/+$/, '').split('/').pop() ?? src.displayPath),
-    timeline: cap.capture.timeline,
-    session_status: cap.capture.session_status,
-    record_count: cap.capture.record_count,
-  });
-  const devices = opts.deviceKind ? cap.devices.map((d) => ({ ...d, kind: opts.deviceKind! })) : cap.devices;
-  await store.append('devices', devices as never);
-  await store.append('clock_samples', cap.clock_samples as never);
-  // the two big tables through a staging table: positional rows, then one INSERT ... SELECT
-  await appendBulk(store, 'dispatches', cap.dispatches);
-  await appendBulk(store, 'host_events', cap.host_events);
+}
+
+async function finishImport(store: Store, src: SourceFile, captureId: number, cap: RecorderCapture): Promise<void> {
   await store.append('provenance', cap.provenance as never);
   await store.append('conditions', cap.conditions as never);
   await store.append('diagnostics', cap.diagnostics as never);
@@ -58,53 +85,56 @@ export async function importRecorderDir(store: Store, src: SourceFile, opts: Imp
   if (existsSync(condFile)) {
     await storeConditions(store, captureId, await readConditionsFile(condFile, join(src.displayPath, 'conditions.json')));
   }
-  return {
-    capture_id: captureId,
-    format: cap.capture.format,
-    records: cap.capture.record_count,
-    dispatches: cap.dispatches.length,
-    diagnostics: cap.diagnostics.length,
-  };
 }
+
+/** The keys of T whose type is `null`. */
+type NullKeys<T> = { [K in keyof T]-?: T[K] extends null ? K : never }[keyof T];
+/** Columns of `dispatches` no recorder row sets (RecorderDispatchRow declares them `null`). */
+const DISPATCH_NULLS = [
+  'command_buffer_id', 'command_index', 'executable_id', 'function_ordinal', 'start_tick', 'end_tick', 'source_dur_ns',
+  'workgroup_count_x', 'workgroup_count_y', 'workgroup_count_z', 'rows', 'line',
+] as const satisfies readonly NullKeys<RecorderDispatchRow>[];
+/** Columns of `host_events` no recorder row sets (RecorderHostEventRow declares them `null`). */
+const HOST_EVENT_NULLS = ['command_buffer_id', 'command_index', 'line'] as const satisfies readonly NullKeys<RecorderHostEventRow>[];
 
 /**
- * Appends rows (objects keyed by the table's column names) in bulk: the
- * columns that vary go as positional rows into a temporary table through the
- * store's appender, then one `INSERT ... SELECT` adds the columns that hold
- * one value in every row (capture_id, the recorder's many NULL columns) as
- * constants; DuckDB checks the table's constraints there.
+ * Rows of one canonical table in bulk: the columns that vary go as positional
+ * rows, batch by batch, into a temporary table through the store's appender;
+ * `insert()` then adds them to the table in one `INSERT ... SELECT` that
+ * writes capture_id and the columns no recorder row sets as constants
+ * (DuckDB checks the table's constraints there).
  */
-async function appendBulk(store: Store, table: TableName, rows: readonly object[]): Promise<void> {
-  if (rows.length === 0) return;
-  const columns = tableColumns(table).map((c) => c.name);
-  const first = rows[0] as Record<string, unknown>;
-  const constant = new Set(columns.filter((c) => isLiteral(first[c] ?? null)));
-  for (const row of rows) {
-    const r = row as Record<string, unknown>;
-    for (const c of constant) if ((r[c] ?? null) !== (first[c] ?? null)) constant.delete(c);
-    if (constant.size === 0) break;
-  }
-  const varying = columns.filter((c) => !constant.has(c));
-  const staging = `tw_recorder_${table}`;
-  await store.run(`CREATE OR REPLACE TEMP TABLE ${staging} AS SELECT ${varying.join(', ')} FROM ${table} LIMIT 0`);
-  try {
-    await store.appendTemp(staging, positional(rows, varying));
-    const select = columns.map((c) => (constant.has(c) ? `${literal(first[c] ?? null)} AS ${c}` : c));
-    await store.run(`INSERT INTO ${table} (${columns.join(', ')}) SELECT ${select.join(', ')} FROM ${staging}`);
-  } finally {
-    await store.run(`DROP TABLE IF EXISTS ${staging}`);
-  }
-}
+class Staging {
+  private constructor(
+    private readonly store: Store,
+    private readonly table: TableName,
+    private readonly name: string,
+    private readonly columns: readonly string[],
+    private readonly varying: readonly string[],
+    private readonly constants: ReadonlyMap<string, string>,
+  ) {}
 
-/** True for a value that {@link literal} writes as SQL (not a bigint beyond int64, never an object). */
-function isLiteral(v: unknown): boolean {
-  return v === null || typeof v === 'boolean' || typeof v === 'string' || (typeof v === 'number' && Number.isSafeInteger(v));
-}
+  static async create(store: Store, table: TableName, captureId: number, nulls: readonly string[]): Promise<Staging> {
+    const columns = tableColumns(table).map((c) => c.name);
+    const constants = new Map<string, string>([['capture_id', String(captureId)], ...nulls.map((c) => [c, 'NULL'] as [string, string])]);
+    const varying = columns.filter((c) => !constants.has(c));
+    const name = `tw_recorder_${table}`;
+    await store.run(`CREATE OR REPLACE TEMP TABLE ${name} AS SELECT ${varying.join(', ')} FROM ${table} LIMIT 0`);
+    return new Staging(store, table, name, columns, varying, constants);
+  }
 
-function literal(v: unknown): string {
-  if (v === null) return 'NULL';
-  if (typeof v === 'string') return sqlString(v);
-  return String(v);
+  async add(rows: readonly object[]): Promise<void> {
+    if (rows.length) await this.store.appendTemp(this.name, positional(rows, this.varying));
+  }
+
+  async insert(): Promise<void> {
+    const select = this.columns.map((c) => (this.constants.has(c) ? `${this.constants.get(c)} AS ${c}` : c));
+    await this.store.run(`INSERT INTO ${this.table} (${this.columns.join(', ')}) SELECT ${select.join(', ')} FROM ${this.name}`);
+  }
+
+  async drop(): Promise<void> {
+    await this.store.run(`DROP TABLE IF EXISTS ${this.name}`);
+  }
 }
 
 function* positional(rows: readonly object[], columns: readonly string[]): Generator<unknown[]> {

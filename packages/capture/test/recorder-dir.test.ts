@@ -148,6 +148,27 @@ describe.skipIf(!HAVE_CMAKE)('recorder captures that lie (issue 17.4): kept, fla
     launcherDir = capture('launcher', ['--threads', '2', '--launches', '300', '--graph-every', '0']).dir;
   });
 
+  it('rows handed over in batches (the importer\'s path) are the rows read at once, in the same order', async () => {
+    const whole = await readRecorderDir(launcherDir);
+    const got: { dispatches: unknown[]; host_events: unknown[] } = { dispatches: [], host_events: [] };
+    let batches = 0;
+    const c = await readRecorderDir(launcherDir, {
+      batchRows: 100,
+      onBatch: async (b) => {
+        batches++;
+        got.dispatches.push(...b.dispatches);
+        got.host_events.push(...b.host_events);
+      },
+    });
+    expect(batches).toBeGreaterThan(2);
+    expect(c.dispatches).toEqual([]);
+    expect(c.host_events).toEqual([]);
+    expect([c.dispatch_count, c.host_event_count]).toEqual([whole.dispatches.length, whole.host_events.length]);
+    expect(got.dispatches).toEqual(whole.dispatches);
+    expect(got.host_events).toEqual(whole.host_events);
+    expect(c.devices).toEqual(whole.devices);
+  });
+
   it('a launch whose exit precedes its enter is stored valid = false with no dur_ns, and said', async () => {
     const dir = copyCapture(launcherDir);
     const file = join(dir, 'records.twr');

@@ -1,5 +1,5 @@
 import { decodeRecord, RECORD_LAYOUT, RECORDER_KIND_NAME, RecorderKind, type RecorderKindName } from './recorder-layout';
-import { argsFields, argsText, deviceRow, span, type ArgsFields, type ProcessContext, type RecorderRows } from './recorder-map';
+import { argsFields, argsText, deviceRow, span, type ArgsFields, type ProcessContext, type RecorderRows, FLUSH_EVERY } from './recorder-map';
 
 /**
  * The amdxdna backend's records (kinds 16-24) as rows: every recorded ioctl
@@ -27,7 +27,7 @@ export class AmdxdnaMapper {
   }
 
   /** Maps the amdxdna records of one process. */
-  mapProcess(ctx: ProcessContext): void {
+  async mapProcess(ctx: ProcessContext): Promise<void> {
     const { p, pid, capture_id, rows } = ctx;
     const dv = p.view;
     const syncobjToHwctx = new Map<string, number>(); // `${fd}:${syncobj}` -> hwctx
@@ -37,6 +37,7 @@ export class AmdxdnaMapper {
     const execs: { at: number; enter: bigint }[] = [];
     const pidArg = `"pid":${pid}`;
     for (let i = 0; i < p.record_count; i++) {
+      if (i % FLUSH_EVERY === FLUSH_EVERY - 1) await ctx.flushIfFull();
       const kind = p.kinds[i]!;
       const args = ARGS.get(kind);
       if (!args) continue;

@@ -3,7 +3,7 @@ import { fitClock, tickToNs } from '@tickwise/time';
 import type { TimeSource } from '@tickwise/store';
 import { cudaNameKey } from './recorder-file';
 import { decodeRecord, RecorderKind } from './recorder-layout';
-import { argsFields, argsText, deviceRow, span, type ProcessContext, type RecorderRows } from './recorder-map';
+import { argsFields, argsText, deviceRow, span, type ProcessContext, type RecorderRows, FLUSH_EVERY } from './recorder-map';
 import type { RecorderClockSampleRow } from './recorder-dir';
 
 /**
@@ -65,7 +65,7 @@ export class CudaMapper {
   private readonly cuptiSamples: RecorderClockSampleRow[] = [];
 
   /** Maps the cuda records of one process. */
-  mapProcess(ctx: ProcessContext): void {
+  async mapProcess(ctx: ProcessContext): Promise<void> {
     const { p, pid, capture_id, rows } = ctx;
     const dv = p.view;
     // pass 1: CUPTI clock samples (domain 2); by correlation id the device, stream and kernel name of an activity
@@ -123,6 +123,7 @@ export class CudaMapper {
     };
     // pass 2: rows
     for (let i = 0; any && i < p.record_count; i++) {
+      if (i % FLUSH_EVERY === FLUSH_EVERY - 1) await ctx.flushIfFull();
       const kind = p.kinds[i]!;
       const at = p.offsets[i]!;
       switch (kind) {

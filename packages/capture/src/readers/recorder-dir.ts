@@ -289,6 +289,9 @@ export interface RecorderCapture {
   readonly provenance: readonly RecorderProvenanceRow[];
   readonly diagnostics: readonly RecorderDiagnosticRow[];
   readonly conditions: readonly RecorderConditionRow[];
+  /** Rows of `dispatches` and `host_events` read (also those handed to `onBatch`). */
+  readonly dispatch_count: number;
+  readonly host_event_count: number;
   /** The device clock fits, by device number. */
   readonly fits: ReadonlyMap<number, ClockFit>;
 }
@@ -297,6 +300,22 @@ export interface RecorderCapture {
 export interface RecorderReadOptions {
   /** `capture_id` of every row (default 0). */
   readonly captureId?: number;
+  /**
+   * Takes the dispatches and host_events rows in batches while the capture
+   * is read (each batch about `batchRows` rows, in file order), so they are
+   * never all held at once; the returned capture's `dispatches` and
+   * `host_events` are then empty (`dispatch_count`, `host_event_count` say
+   * how many were handed over).
+   */
+  readonly onBatch?: (batch: RecorderBatch) => Promise<void>;
+  /** Rows per batch for {@link onBatch} (default 16384). */
+  readonly batchRows?: number;
+}
+
+/** A batch of rows of {@link RecorderReadOptions.onBatch}. */
+export interface RecorderBatch {
+  readonly dispatches: readonly RecorderDispatchRow[];
+  readonly host_events: readonly RecorderHostEventRow[];
 }
 
 /**
@@ -328,6 +347,17 @@ export async function readRecorderDir(dir: string, opts: RecorderReadOptions = {
   for (const f of empty)
     diag('warning', 'recorder-empty-process', `${f} is empty (its process wrote no file header): left out, the capture's ${processes.length} other process(es) read`, f);
 
+  let dispatch_count = 0;
+  let host_event_count = 0;
+  const batchRows = opts.batchRows ?? 16384;
+  const flush = async (force: boolean) => {
+    const n = rows.dispatches.length + rows.host_events.length;
+    if (!opts.onBatch || n === 0 || (!force && n < batchRows)) return;
+    dispatch_count += rows.dispatches.length;
+    host_event_count += rows.host_events.length;
+    await opts.onBatch({ dispatches: rows.dispatches.splice(0), host_events: rows.host_events.splice(0) });
+  };
+
   const queueIndex = new Map<string, number>();
   const hip = new HipMapper();
   const xdna = new AmdxdnaMapper();
@@ -357,10 +387,11 @@ export async function readRecorderDir(dir: string, opts: RecorderReadOptions = {
     const ctx: ProcessContext = {
       capture_id, p, pid, file, rows, queueIndex, diag,
       inverted: (what) => inverted.set(what, (inverted.get(what) ?? 0) + 1),
+      flushIfFull: () => flush(false),
     };
-    hip.mapProcess(ctx);
-    xdna.mapProcess(ctx);
-    cuda.mapProcess(ctx);
+    await hip.mapProcess(ctx);
+    await xdna.mapProcess(ctx);
+    await cuda.mapProcess(ctx);
     const unknownKinds = new Map<number, number>();
     for (let i = 0; i < p.record_count; i++) {
       const k = p.kinds[i]!;
@@ -400,11 +431,14 @@ export async function readRecorderDir(dir: string, opts: RecorderReadOptions = {
   hip.devices(capture_id, rows, fits);
   cuda.devices(capture_id, rows, hip.deviceIds(), (m) => diag('warning', 'recorder-device-clash', m, join(dir, 'records.twr')));
   xdna.devices(capture_id, rows);
+  await flush(true);
+  dispatch_count += rows.dispatches.length;
+  host_event_count += rows.host_events.length;
 
   return {
     dir,
     capture: { format: 'tickwise-recorder', schema_version: 1, producer, timeline: 'host_monotonic', session_status: complete ? 'complete' : 'incomplete', record_count: recordCount },
-    processes, ...rows, fits,
+    processes, ...rows, dispatch_count, host_event_count, fits,
   };
 }
 

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { fitClock, type ClockFit } from '@tickwise/time';
 import { decodeRecord, RECORD_LAYOUT, RecorderKind } from './recorder-layout';
-import { argsFields, argsText, deviceRow, span, type ProcessContext, type RecorderRows } from './recorder-map';
+import { argsFields, argsText, deviceRow, span, type ProcessContext, type RecorderRows, FLUSH_EVERY } from './recorder-map';
 import type { RecorderClockSampleRow } from './recorder-dir';
 
 /**
@@ -43,7 +43,7 @@ export class HipMapper {
   private readonly agentIndex = new Map<bigint, number>();
 
   /** Maps the hip records of one process (every record kind 1-3, ClockSample of domain >= 16). */
-  mapProcess(ctx: ProcessContext): void {
+  async mapProcess(ctx: ProcessContext): Promise<void> {
     const { p, pid, capture_id, rows } = ctx;
     const dv = p.view;
     for (const d of p.meta?.clock_domains ?? []) {
@@ -87,6 +87,7 @@ export class HipMapper {
     const pidArg = `"pid":${pid}`;
 
     for (let i = 0; i < p.record_count; i++) {
+      if (i % FLUSH_EVERY === FLUSH_EVERY - 1) await ctx.flushIfFull();
       const kind = p.kinds[i]!;
       const at = p.offsets[i]!;
       if (kind === RecorderKind.hip_launch || kind === RecorderKind.hip_sync) {

@@ -32,7 +32,12 @@ export interface ProcessContext {
   diag(severity: Severity, code: string, message: string, file: string): void;
   /** Counts a span whose end precedes its start (stored valid = false, dur_ns NULL). */
   inverted(what: string): void;
+  /** Hands the rows so far to the reader's `onBatch` when there are enough of them (mappers call it as they go). */
+  flushIfFull(): Promise<void>;
 }
+
+/** How many records a mapper maps between two {@link ProcessContext.flushIfFull} calls. */
+export const FLUSH_EVERY = 256;
 
 /**
  * The duration of a span from `start` to `end`, or null when the end precedes
