@@ -79,8 +79,9 @@ describe('input faults are one clear error (issue 17.4, 17.8)', () => {
     expectRefused(r, /fifo: /, /FIFO with no writer/);
     // a writer: read once through the FIFO (a stream that cannot be hashed beside the parse)
     const writer = spawn('sh', ['-c', `cat ${HRX} > ${fifo}`]);
+    const writerDone = new Promise((res) => writer.on('close', res));
     const ok = tickwise(['import', fifo, '--db', join(d, 'f.duckdb')]);
-    await new Promise((res) => writer.on('close', res));
+    await writerDone;
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toMatch(/5 dispatches/);
     // bash process substitution <(...): a pipe (ESPIPE when read with an offset) read once the same way
@@ -192,6 +193,36 @@ describe('input faults are one clear error (issue 17.4, 17.8)', () => {
     expect(next.code, next.stderr).toBe(0);
     expect(next.stdout).toMatch(/as capture 2/);
     expect(leftovers()).toEqual([]);
+  }, 120_000);
+
+  it('while one import writes: readers see the old store, a second writer is refused naming the first, then both land', async () => {
+    const d = work();
+    const db = join(d, 'c.duckdb');
+    expect(tickwise(['import', HRX, '--db', db]).code).toBe(0);
+    const fifo = join(d, 'slow');
+    execFileSync('mkfifo', [fifo]);
+    // the writer holds the FIFO open until told (a file appearing), so the first import waits inside the store's lock
+    const go = join(d, 'go');
+    const writer = spawn('sh', ['-c', `exec 3>"${fifo}"; head -c 40 "${HRX}" >&3; while [ ! -e "${go}" ]; do sleep 0.05; done; tail -c +41 "${HRX}" >&3`]);
+    const writerDone = new Promise((r) => writer.on('close', r));
+    const first = spawn(join(ROOT, 'scripts/tickwise'), ['import', fifo, '--db', db], { cwd: ROOT });
+    let firstOut = '';
+    first.stdout.on('data', (b: Buffer) => { firstOut += b.toString(); });
+    first.stderr.on('data', (b: Buffer) => { firstOut += b.toString(); });
+    let exited = false;
+    const firstDone = new Promise<number | null>((r) => first.on('exit', (c) => { exited = true; r(c); }));
+    while (!existsSync(`${db}.tickwise-lock`) && !exited) await new Promise((r) => setTimeout(r, 50));
+    expect(exited, firstOut).toBe(false);
+    const info = tickwise(['sql', db, 'SELECT count(*) AS n FROM captures', '--format', 'csv']);
+    expect(info.code, info.stderr).toBe(0);
+    expect(info.stdout).toMatch(/^n\s*\n1\s*$/m);
+    const second = tickwise(['import', HRX, '--db', db, '--lock-wait', '0s']);
+    expectRefused(second, /c\.duckdb: /, /being written by another tickwise process \(pid \d+\)/);
+    writeFileSync(go, '');
+    expect(await firstDone).toBe(0);
+    await writerDone;
+    expect(firstOut).toMatch(/as capture 2/);
+    expect(tickwise(['import', HRX, '--db', db]).stdout).toMatch(/as capture 3/);
   }, 120_000);
 
   it('a file that grows or shrinks during the import is refused, nothing stored for it', async () => {
