@@ -1,6 +1,7 @@
 /**
  * Rules over what the import noticed (`diagnostics`) and the rows it kept:
- * `dropped-records` (the producer lost or truncated records, or the stream
+ * `no-dispatches` (nothing to analyze: an error, and the other rules stay
+ * quiet about that capture), `dropped-records` (the producer lost or truncated records, or the stream
  * stops before its session end) and `invalid-events` (events left out of
  * time math).
  */
@@ -12,13 +13,32 @@ import { defineRule, type Finding } from './types';
 /** Diagnostic codes that mean records are missing. */
 export const MISSING_RECORD_CODES = ['dropped-records', 'truncated-chunk', 'no-session-end', 'truncated-record'] as const;
 
-/** `dropped-records`. */
+/** `no-dispatches`: an error for a capture with no dispatch at all (valid or not). */
+export const noDispatches = defineRule({
+  code: 'no-dispatches',
+  shape: { capture_id: 'number', label: 'string', records: 'number?', first_message: 'string?', file: 'string?', first_line: 'number?' },
+  sql: (scope) => `SELECT c.capture_id, coalesce(c.label, c.path) AS label, c.record_count AS records,
+      (SELECT arg_min(g.message, coalesce(g.line, 0)) FROM diagnostics g WHERE g.capture_id = c.capture_id AND g.severity = 'error') AS first_message,
+      (SELECT min(g.file) FROM diagnostics g WHERE g.capture_id = c.capture_id AND g.severity = 'error') AS file,
+      (SELECT min(g.line) FROM diagnostics g WHERE g.capture_id = c.capture_id AND g.severity = 'error') AS first_line
+    FROM captures c WHERE ${captureFilter(scope, 'c')} AND NOT EXISTS (SELECT 1 FROM dispatches x WHERE x.capture_id = c.capture_id)
+    ORDER BY c.capture_id`,
+  evaluate: (rows) =>
+    rows.map((r): Finding => ({
+      code: 'no-dispatches', severity: 'error', capture_id: r.capture_id,
+      message: msg.noDispatches(r.capture_id, r.label, r.records, r.first_message, at(r.file, r.first_line)), advice: msg.noDispatchesAdvice(),
+      records: r.records, dispatches: 0, file: r.file, line: r.first_line,
+    })),
+});
+
+/** `dropped-records` (not for a capture with no dispatches: `no-dispatches` says what matters there). */
 export const droppedRecords = defineRule({
   code: 'dropped-records',
   shape: { capture_id: 'number', n: 'number', first_message: 'string', file: 'string?', first_line: 'number?', dropped: 'bigint?' },
   sql: (scope) => `SELECT capture_id, count(*) AS n, arg_min(message, coalesce(line, 0)) AS first_message, min(file) AS file, min(line) AS first_line,
       sum(TRY_CAST(regexp_extract(message, '(\\d+) dropped record', 1) AS BIGINT))::BIGINT AS dropped
     FROM diagnostics WHERE ${captureFilter(scope)} AND code IN (${MISSING_RECORD_CODES.map((c) => `'${c}'`).join(', ')})
+      AND capture_id IN (SELECT capture_id FROM dispatches)
     GROUP BY capture_id ORDER BY capture_id`,
   evaluate: (rows) =>
     rows.map((r): Finding => ({

@@ -99,6 +99,12 @@ export const checkMessages = {
     `capture ${capture} device ${device}: the first segment idles ${pct(firstIdle)} of its span, the other ${others} segment(s) ${pct(othersIdle)} (median): the first pass is cold`,
   coldFirstAdvice: () => 'leave the first segment out of steady-state numbers (gaps, overlap, cost): use segments 2..n',
 
+  // no-dispatches
+  noDispatches: (capture: number, label: string, records: number | null, first: string | null, at: string) =>
+    `capture ${capture} (${label}): the capture holds no dispatches${records !== null ? ` (${records} record(s) read)` : ''}${first ? `: ${first.replace(/^the capture holds no dispatches:?\s*/, '')}` : ''}${at ? ` (${at})` : ''}`,
+  noDispatchesAdvice: () =>
+    'there is no device work to analyze: check that the profiler traced the device (kernel/dispatch tracing on, the run reached the GPU or NPU), and that this is the file it wrote; tickwise info lists what the capture does hold',
+
   // dropped-records
   dropped: (capture: number, count: number, first: string, at: string) =>
     `capture ${capture}: the producer reports missing records (${count} diagnostic(s)): ${first}${at ? ` (${at})` : ''}`,

@@ -6,7 +6,7 @@ import { clockFitPoor, noTimeBase, tickFrequencyMismatch } from './clock';
 import { busyMachine, conditionsDiffer, driverErrors, thermal } from './conditions';
 import { deviceKindNpuNames } from './device-kind';
 import { durationUnitMismatch } from './durations';
-import { droppedRecords, invalidEvents } from './import-diagnostics';
+import { droppedRecords, invalidEvents, noDispatches } from './import-diagnostics';
 import { coldFirstPass, wallClockMismatch } from './passes';
 import { mixedBuilds, noProvenance, staleLibrary } from './provenance';
 import type { CheckCode, CheckRule } from './types';
@@ -22,6 +22,7 @@ export const CHECK_RULES: Record<CheckCode, CheckRule> = {
   'mixed-builds': mixedBuilds,
   'no-provenance': noProvenance,
   'cold-first-pass': coldFirstPass,
+  'no-dispatches': noDispatches,
   'dropped-records': droppedRecords,
   'invalid-events': invalidEvents,
   'driver-errors': driverErrors,

@@ -16,6 +16,7 @@ export const CheckCode = {
   'mixed-builds': 'libraries of one capture come from different builds, or captures of one store loaded different builds',
   'no-provenance': 'no library provenance was recorded with the capture',
   'cold-first-pass': 'the capture is one pass (cold caches included), or its first segment idles far more than the rest',
+  'no-dispatches': 'the capture holds no dispatches (an empty or header-only file, or a trace without device work): nothing to analyze',
   'dropped-records': 'the producer dropped or truncated records: the timeline has holes',
   'invalid-events': 'events the producer marked invalid, or that end before they start, were left out of time math',
   'busy-machine': 'the load average during the capture was above the threshold: other work shared the machine',
