@@ -51,7 +51,7 @@ export function withInputs<T>(y: Argv<T>): Argv<T & InputArgs> {
   return withInputFormat(y
     .positional('inputs', { type: 'string', array: true, describe: 'a .duckdb store, or capture files (imported in memory); - for stdin', demandOption: true }))
     .option('tick-hz', { type: 'string', describe: 'assume this tick rate (e.g. 100MHz) for devices with no time base; recorded as an assumption' })
-    .option('device-kind', { type: 'string', choices: ['gpu', 'npu', 'cpu'], describe: 'device kind when the source does not say' })
+    .option('device-kind', { type: 'string', choices: ['gpu', 'npu', 'cpu', 'other'], describe: 'device kind when the source does not say' })
     .option('boottime-offset', durationOpt('CLOCK_BOOTTIME - CLOCK_MONOTONIC of the capturing host: puts rocprofv3/rocpd times on host_monotonic', '5000000000ns'))
     .option('trace-clock', { type: 'string', choices: ['monotonic', 'boottime', 'realtime'], describe: 'the clock a Chrome/HeteroMosaic trace\'s timestamps come from' })
     .option('trace-time-unit', { type: 'string', choices: ['ns', 'us', 'ms', 's'], describe: 'the unit a Chrome trace\'s ts/dur are written in when not us' }) as unknown as Argv<T & InputArgs>;

@@ -43,8 +43,9 @@ export const exportCommand: CommandModule<object, Args> = {
         const s = await exportPerfettoJson(store, argv.out, { submissions: argv.submissions !== false });
         if (argv.json) out(formatJson(s));
         else {
-          log(`wrote ${s.path}: ${s.dispatch_slices} dispatch slices, ${s.submission_slices} submission slices, ` +
-            `${s.processes} processes (capture x device), ${s.threads} threads (queue lanes), ${s.bytes} bytes; open it in https://ui.perfetto.dev`);
+          log(`wrote ${s.path}: ${s.dispatch_slices} dispatch slices, ${s.submission_slices} submission slices, ${s.host_slices} host slices, ` +
+            `${s.flows} launch -> kernel flows, ${s.processes} processes (capture x device, and a host process per capture), ` +
+            `${s.threads} threads (queue lanes and host threads), ${s.bytes} bytes; open it in https://ui.perfetto.dev`);
         }
         if (s.negative_duration_rows > 0) log(`warning: ${s.negative_duration_rows} dispatch row(s) end before they start; left out`);
         return;

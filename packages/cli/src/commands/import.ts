@@ -35,7 +35,7 @@ export const importCommand: CommandModule<object, Args> = {
         .positional('inputs', { type: 'string', array: true, demandOption: true, describe: 'capture files or directories; - for stdin' })
         .option('db', { type: 'string', demandOption: true, describe: 'the store file to create or add to (.duckdb)' })
         .option('tick-hz', { type: 'string', describe: 'assume a tick rate (e.g. 100MHz) for devices with no time base' })
-        .option('device-kind', { type: 'string', choices: ['gpu', 'npu', 'cpu'], describe: 'device kind when the source does not say' })
+        .option('device-kind', { type: 'string', choices: ['gpu', 'npu', 'cpu', 'other'], describe: 'device kind when the source does not say' })
         .option('label', { type: 'string', describe: 'label for the capture' })
         .option('wall', { type: 'string', requiresArg: true, describe: 'llama-bench output (-o csv|json|jsonl|md|sql): wall-clock references tied to each imported capture' })
         .option('provenance-of', { type: 'string', requiresArg: true, describe: 'the program that made the captures: store the libraries it loads (path, mtime, build-id, sha256, markers) with each' })
