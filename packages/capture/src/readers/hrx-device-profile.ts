@@ -197,6 +197,10 @@ export async function importHrxDeviceProfile(store: Store, src: SourceFile, opts
   });
 }
 
+/** The tick rates a declared frequency may have: below or above, the ns per tick leave the exact 128-bit map's range. */
+const MIN_TICK_HZ = 1e-3;
+const MAX_TICK_HZ = 1e12;
+
 /**
  * A declared `frequency_hz` that is present but not a finite positive number
  * (-1, 0, NaN, 1e400, a string) is refused with its line: ticks through it
@@ -210,11 +214,11 @@ async function refuseBadFrequencies(src: SourceFile, profiles: Map<string, Recor
     const text = p['frequency_hz'];
     if (text === null) continue; // null: not known (as if left out)
     const hz = text === undefined ? NaN : Number(text);
-    if (Number.isFinite(hz) && hz > 0) continue;
+    if (Number.isFinite(hz) && hz >= MIN_TICK_HZ && hz <= MAX_TICK_HZ) continue;
     const line = await lineOfNthMatch(src, /"frequency_hz"\s*:/g, nth);
     throw new TickwiseError('bad-value',
-      `frequency_hz ${text ?? '(not a number)'} of ${prefix === '' ? 'the profile' : `profile ${profileKey(prefix) || prefix}`}: a tick rate must be a positive finite number of Hz ` +
-      '(leave it out and pass --tick-hz when the producer does not know it)', { file: src.displayPath, line });
+      `frequency_hz ${text ?? '(not a number)'} of ${prefix === '' ? 'the profile' : `profile ${profileKey(prefix) || prefix}`}: a tick rate must be a number of Hz ` +
+      `between ${MIN_TICK_HZ} and ${MAX_TICK_HZ} (leave it out and pass --tick-hz when the producer does not know it)`, { file: src.displayPath, line });
   }
 }
 

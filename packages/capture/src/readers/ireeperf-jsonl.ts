@@ -364,9 +364,9 @@ interface DeviceTime {
 async function fitDevices(store: Store, captureId: number, diags: Diagnostic[], opts: ImportOptions, file?: string): Promise<Map<number, DeviceTime>> {
   // a declared tick rate that is not a positive finite number of Hz is refused, not stored (or silently dropped)
   const badHz = await store.rows(`SELECT line, timestamp_frequency_hz::VARCHAR AS hz FROM tw_stage WHERE record_type = 'device'
-    AND timestamp_frequency_hz IS NOT NULL AND NOT (isfinite(timestamp_frequency_hz) AND timestamp_frequency_hz > 0) ORDER BY line LIMIT 1`);
+    AND timestamp_frequency_hz IS NOT NULL AND NOT (isfinite(timestamp_frequency_hz) AND timestamp_frequency_hz BETWEEN 1e-3 AND 1e12) ORDER BY line LIMIT 1`);
   if (badHz[0]) {
-    throw new TickwiseError('bad-value', `timestamp_frequency_hz ${String(badHz[0]['hz'])}: a declared tick rate must be a positive finite number of Hz (leave it out and pass --tick-hz when the producer does not know it)`,
+    throw new TickwiseError('bad-value', `timestamp_frequency_hz ${String(badHz[0]['hz'])}: a declared tick rate must be a number of Hz between 0.001 and 1e12 (leave it out and pass --tick-hz when the producer does not know it)`,
       { file, line: Number(badHz[0]['line']) });
   }
   const devices = await store.rows(`
