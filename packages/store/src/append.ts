@@ -53,17 +53,24 @@ export function columnWriter(app: DuckDBAppender, index: number, what: string, j
       if (b < lo || b > hi) throw new AppendValueError(`${what}: ${b} is out of range [${lo}, ${hi}]`);
       return b;
     };
+    // The bulk path's common case, without a BigInt: a safe-integer number inside the column's range
+    // (the bounds as numbers are exact for every type up to 32 bits; wider ranges hold every safe integer
+    // of the right sign, so only the sign is checked there).
+    const loN = lo < BigInt(Number.MIN_SAFE_INTEGER) ? Number.MIN_SAFE_INTEGER : Number(lo);
+    const hiN = hi > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(hi);
+    const small = (v: unknown): number => (typeof v === 'number' && Number.isSafeInteger(v) && v >= loN && v <= hiN ? v : Number(check(v)));
+    const wide = (v: unknown): bigint => (typeof v === 'number' && Number.isSafeInteger(v) && v >= loN ? BigInt(v) : check(v));
     switch (id) {
-      case DuckDBTypeId.TINYINT: return (v) => app.appendTinyInt(Number(check(v)));
-      case DuckDBTypeId.SMALLINT: return (v) => app.appendSmallInt(Number(check(v)));
-      case DuckDBTypeId.INTEGER: return (v) => app.appendInteger(Number(check(v)));
-      case DuckDBTypeId.UTINYINT: return (v) => app.appendUTinyInt(Number(check(v)));
-      case DuckDBTypeId.USMALLINT: return (v) => app.appendUSmallInt(Number(check(v)));
-      case DuckDBTypeId.UINTEGER: return (v) => app.appendUInteger(Number(check(v)));
-      case DuckDBTypeId.BIGINT: return (v) => app.appendBigInt(check(v));
-      case DuckDBTypeId.UBIGINT: return (v) => app.appendUBigInt(check(v));
-      case DuckDBTypeId.HUGEINT: return (v) => app.appendHugeInt(check(v));
-      default: return (v) => app.appendUHugeInt(check(v));
+      case DuckDBTypeId.TINYINT: return (v) => app.appendTinyInt(small(v));
+      case DuckDBTypeId.SMALLINT: return (v) => app.appendSmallInt(small(v));
+      case DuckDBTypeId.INTEGER: return (v) => app.appendInteger(small(v));
+      case DuckDBTypeId.UTINYINT: return (v) => app.appendUTinyInt(small(v));
+      case DuckDBTypeId.USMALLINT: return (v) => app.appendUSmallInt(small(v));
+      case DuckDBTypeId.UINTEGER: return (v) => app.appendUInteger(small(v));
+      case DuckDBTypeId.BIGINT: return (v) => app.appendBigInt(typeof v === 'bigint' && v >= lo && v <= hi ? v : wide(v));
+      case DuckDBTypeId.UBIGINT: return (v) => app.appendUBigInt(typeof v === 'bigint' && v >= lo && v <= hi ? v : wide(v));
+      case DuckDBTypeId.HUGEINT: return (v) => app.appendHugeInt(wide(v));
+      default: return (v) => app.appendUHugeInt(wide(v));
     }
   }
   switch (id) {
@@ -91,4 +98,17 @@ export function columnWriter(app: DuckDBAppender, index: number, what: string, j
     default:
       return (v) => app.appendValue(v as never);
   }
+}
+
+/**
+ * Calls `fn` for every row: a synchronous iterable (an array, a generator)
+ * in a plain loop, an async one with `for await` (an await per row costs a
+ * microtask each: most of a bulk append of small rows).
+ */
+export async function forEachRow<R>(rows: Iterable<R> | AsyncIterable<R>, fn: (row: R) => void): Promise<void> {
+  if (Symbol.iterator in (rows as object)) {
+    for (const row of rows as Iterable<R>) fn(row);
+    return;
+  }
+  for await (const row of rows as AsyncIterable<R>) fn(row);
 }

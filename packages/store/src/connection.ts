@@ -1,7 +1,7 @@
 import { DuckDBConnection, DuckDBInstance, type DuckDBAppender, type DuckDBValue } from '@duckdb/node-api';
 import { TickwiseError } from '@tickwise/time';
 import { TABLES, TABLE_NAMES, SCHEMA_VERSION, tableColumns, type AppendRow, type TableName } from './schema';
-import { AppendValueError, columnWriter } from './append';
+import { AppendValueError, columnWriter, forEachRow } from './append';
 import { convertValue } from './values';
 import { QueryError } from './query-error';
 import { redactConditionRow, type ConditionValues } from './redact';
@@ -150,23 +150,26 @@ export class Store {
     return this.appendWith(table, null, async (app) => {
       const writers = cols.map((c, i) => columnWriter(app, i, `${table}.${c.name}`, c.type === 'JSON'));
       let n = 0;
-      for await (const row of rows as AsyncIterable<AppendRow<N>>) {
+      const names = cols.map((c) => c.name);
+      await forEachRow(rows, (row) => {
         // the one redaction on the way in: no secret reaches a stored condition (docs/security.md)
         const r = (table === 'conditions' ? redactConditionRow(row as unknown as ConditionValues) : row) as Record<string, unknown>;
-        // convert and check the whole row before appending any of it: no half rows
-        const put: (() => void)[] = cols.map((c, i) => {
-          const v = r[c.name];
-          if (v === null || v === undefined) {
-            if (v === undefined && c.default !== null) return () => app.appendDefault();
-            if (!c.nullable) throw new AppendValueError(`${table}.${c.name}: NULL in a NOT NULL column (row ${n + 1})`);
-            return () => app.appendNull();
+        // a NULL where none may be is found before any of the row is appended
+        for (let i = 0; i < cols.length; i++) {
+          const v = r[names[i]!];
+          if ((v === null || (v === undefined && cols[i]!.default === null)) && !cols[i]!.nullable) {
+            throw new AppendValueError(`${table}.${names[i]}: NULL in a NOT NULL column (row ${n + 1})`);
           }
-          return () => writers[i]!(v);
-        });
-        put.forEach((f) => f());
+        }
+        for (let i = 0; i < cols.length; i++) {
+          const v = r[names[i]!];
+          if (v === undefined && cols[i]!.default !== null) app.appendDefault();
+          else if (v === null || v === undefined) app.appendNull();
+          else writers[i]!(v);
+        }
         app.endRow();
         n++;
-      }
+      });
       return n;
     });
   }
@@ -180,12 +183,17 @@ export class Store {
     return this.appendWith(table, 'temp', async (app) => {
       const writers = Array.from({ length: app.columnCount }, (_, i) => columnWriter(app, i, `${table} column ${i + 1}`, false));
       let n = 0;
-      for await (const row of rows as AsyncIterable<readonly unknown[]>) {
-        if (row.length !== writers.length) throw new AppendValueError(`${table}: row ${n + 1} has ${row.length} values for ${writers.length} columns`);
-        row.forEach((v, i) => (v === null || v === undefined ? app.appendNull() : writers[i]!(v)));
+      const width = writers.length;
+      await forEachRow(rows, (row) => {
+        if (row.length !== width) throw new AppendValueError(`${table}: row ${n + 1} has ${row.length} values for ${width} columns`);
+        for (let i = 0; i < width; i++) {
+          const v = row[i];
+          if (v === null || v === undefined) app.appendNull();
+          else writers[i]!(v);
+        }
         app.endRow();
         n++;
-      }
+      });
       return n;
     });
   }
