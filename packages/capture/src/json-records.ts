@@ -448,7 +448,12 @@ class RecordScanner {
       return DONE;
     }
     if (tok === Tok.String || tok === Tok.Number || tok === Tok.Literal) {
-      if (node !== null && node.capture) this.captured.set(this.concretePath(), t.buf.toString('utf8', t.start, t.stop));
+      if (node !== null && node.capture) {
+        const path = this.concretePath();
+        const size = t.stop - t.start;
+        if (size <= this.captureLimit) this.captured.set(path, t.buf.toString('utf8', t.start, t.stop));
+        else this.issues.push({ line: t.line, severity: 'warning', code: 'value-too-large', message: traceMessages.captureTooLarge(path, size) });
+      }
       return DONE;
     }
     return this.bad(`${tokenName(tok, t.buf, t.start)} where a value was expected`);

@@ -113,3 +113,18 @@ describe('bounded memory: the record size limit', () => {
     expect(() => maxRecordBytesOf({}, { TICKWISE_MAX_RECORD_BYTES: 'lots' })).toThrow(/TICKWISE_MAX_RECORD_BYTES/);
   });
 });
+
+describe('captured metadata beyond the capture limit', () => {
+  it('is skipped with a warning (a string or a container), and the records are still read', async () => {
+    const dir = tmp();
+    const file = join(dir, 'meta.json');
+    writeFileSync(file, `{"traceName": "${'n'.repeat(5000)}", "deviceProperties": [${'{"id": 0}, '.repeat(500)}{"id": 1}],\n"displayTimeUnit": "ms", "traceEvents": [{"ph": "X", "ts": 1, "dur": 2}]}`);
+    const r = await scanJsonRecords(await openSource(file), {
+      mode: 'document', records: [{ paths: [['traceEvents', '[]']], out: join(dir, 'o.ndjson') }],
+      capture: [['traceName'], ['deviceProperties'], ['displayTimeUnit']], captureLimit: 1000, chunkBytes: 256,
+    });
+    expect(r.counts).toEqual([1]);
+    expect([...r.captured]).toEqual([['displayTimeUnit', '"ms"']]);
+    expect(r.issues.map((i) => [i.code, i.message.split(' ')[2]])).toEqual([['value-too-large', 'traceName'], ['value-too-large', 'deviceProperties']]);
+  });
+});
