@@ -45,6 +45,15 @@ for (let c = 0; c < 0x20; c++) STRING_STOP[c] = 1;
 STRING_STOP[QUOTE] = 1;
 STRING_STOP[BACKSLASH] = 1;
 
+/** The one-byte tokens by their byte (0: not one). */
+const PUNCT = new Uint8Array(256);
+PUNCT[0x7b] = Tok.BeginObject;
+PUNCT[0x7d] = Tok.EndObject;
+PUNCT[0x5b] = Tok.BeginArray;
+PUNCT[0x5d] = Tok.EndArray;
+PUNCT[0x3a] = Tok.Colon;
+PUNCT[0x2c] = Tok.Comma;
+
 function isHex(c: number): boolean {
   return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
 }
@@ -110,41 +119,25 @@ export class JsonTokenizer {
   /** The next token; on {@link Tok.More} and {@link Tok.Error} the position stays at the token's start. */
   next(): Tok {
     if (!this.skipWs()) return Tok.More;
-    const b = this.buf;
     const i = this.pos;
-    const c = b[i]!;
+    const c = this.buf[i]!;
     this.start = i;
-    switch (c) {
-      case 0x7b:
-        this.pos = this.stop = i + 1;
-        return Tok.BeginObject;
-      case 0x7d:
-        this.pos = this.stop = i + 1;
-        return Tok.EndObject;
-      case 0x5b:
-        this.pos = this.stop = i + 1;
-        return Tok.BeginArray;
-      case 0x5d:
-        this.pos = this.stop = i + 1;
-        return Tok.EndArray;
-      case 0x3a:
-        this.pos = this.stop = i + 1;
-        return Tok.Colon;
-      case 0x2c:
-        this.pos = this.stop = i + 1;
-        return Tok.Comma;
-      case QUOTE:
-        return this.string();
-      case 0x74: // true
-        return this.literal('true');
-      case 0x66:
-        return this.literal('false');
-      case 0x6e:
-        return this.literal('null');
-      default:
-        if (c === MINUS || isDigit(c)) return this.number();
-        return this.fail(`unexpected ${byteName(c)}`);
+    const k = PUNCT[c]!;
+    if (k !== 0) {
+      this.pos = this.stop = i + 1;
+      return k as Tok;
     }
+    if (c === QUOTE) return this.string();
+    return this.word(c);
+  }
+
+  /** A number or a literal (or not JSON). */
+  private word(c: number): Tok {
+    if (c === MINUS || isDigit(c)) return this.number();
+    if (c === 0x74) return this.literal('true');
+    if (c === 0x66) return this.literal('false');
+    if (c === 0x6e) return this.literal('null');
+    return this.fail(`unexpected ${byteName(c)}`);
   }
 
   private fail(message: string): Tok {
