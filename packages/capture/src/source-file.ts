@@ -321,3 +321,41 @@ export async function lineOfNthMatch(src: SourceFile, re: RegExp, nth: number): 
     (stream as unknown as { destroy?: () => void }).destroy?.();
   }
 }
+
+/**
+ * How many matches of a global regex each line of a source (gzip
+ * decompressed) holds: line (1-based) to count. Matches do not cross a
+ * 1 MiB chunk boundary plus 4 KiB of overlap.
+ */
+export async function matchesByLine(src: SourceFile, re: RegExp): Promise<Map<number, number>> {
+  const { createReadStream } = await import('node:fs');
+  const zlib = await import('node:zlib');
+  const out = new Map<number, number>();
+  let stream: NodeJS.ReadableStream = createReadStream(src.path, { highWaterMark: 1 << 20 });
+  if (src.compression === 'gzip') stream = stream.pipe(zlib.createGunzip());
+  else if (src.compression !== 'none') return out;
+  let line = 1;
+  let carry = '';
+  const scan = (text: string, upTo: number) => {
+    re.lastIndex = 0;
+    let at = 0;
+    let m: RegExpExecArray | null;
+    while ((m = re.exec(text)) !== null && m.index < upTo) {
+      for (; at < m.index; at++) if (text.charCodeAt(at) === 10) line++;
+      out.set(line, (out.get(line) ?? 0) + 1);
+    }
+    for (; at < upTo; at++) if (text.charCodeAt(at) === 10) line++;
+  };
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      const text = carry + chunk.toString('latin1');
+      const keep = Math.max(0, text.length - 4096);
+      scan(text, keep);
+      carry = text.slice(keep);
+    }
+    scan(carry, carry.length);
+  } finally {
+    (stream as unknown as { destroy?: () => void }).destroy?.();
+  }
+  return out;
+}

@@ -111,6 +111,14 @@ describe('input faults are one clear error (issue 17.4, 17.8)', () => {
     buf[buf.indexOf(1)] = 0xff;
     writeFileSync(join(d, 'ff.json'), buf);
     expectRefused(tickwise(['info', join(d, 'ff.json')]), new RegExp(`ff\\.json:${i + 2}: `), /UTF-8/);
+    // 0xFF in the second profile's "intervals" key: its intervals were dropped with no word (2 of 3 dispatches kept)
+    const two = readFileSync(join(ROOT, 'packages/capture/test/fixtures/hrx/two_devices.json'));
+    const second = two.indexOf('"intervals"', two.indexOf('"intervals"') + 1);
+    const dmg = Buffer.from(two);
+    dmg[second + 3] = 0xff;
+    writeFileSync(join(d, 'two.json'), dmg);
+    const secondLine = two.subarray(0, second).toString('latin1').split('\n').length;
+    expectRefused(tickwise(['info', join(d, 'two.json')]), new RegExp(`two\\.json:${secondLine + 1}: `), /not inside a profile's "intervals" array/);
   });
 
   it('hrx: a tick beyond int64 ns is kept with valid = false and a diagnostic (docs/trace-formats.md)', () => {

@@ -6,7 +6,7 @@ import {
   baseName, cleanDuckdbMessage, deviceKindFromText, duckdbLine, insertAssumption, insertCapture, insertDevice, insertDiagnostics, sqlString, withTempDir,
 } from '../capture-rows';
 import { scanJsonRecords, sourceLineOf, type JsonPath } from '../json-records';
-import { firstInvalidUtf8Line, lineOfNthMatch, sha256File, type SourceFile } from '../source-file';
+import { firstInvalidUtf8Line, lineOfNthMatch, matchesByLine, sha256File, type SourceFile } from '../source-file';
 import { traceMessages } from '../trace-messages';
 import '../reader-options';
 
@@ -75,6 +75,7 @@ export async function importHrxDeviceProfile(store: Store, src: SourceFile, opts
       profiles.set(prefix, p);
     }
     const records = scan.counts[0]!;
+    await refuseStrayIntervals(src, scan.lines[0]!, records);
     if (records === 0 && profiles.size === 0) {
       throw new TickwiseError('wrong-format', 'not an hrx DeviceProfile: no "frequency_hz" and no "intervals"', { file: src.displayPath, line: 1 });
     }
@@ -195,6 +196,26 @@ export async function importHrxDeviceProfile(store: Store, src: SourceFile, opts
       for (const t of ['tw_hrx', 'tw_hrx_text', 'tw_hrx_fit']) await store.run(`DROP TABLE IF EXISTS ${t}`).catch(() => undefined);
     }
   });
+}
+
+/**
+ * Every object with a `"start_tick"` must be an interval the scanner took
+ * (under a profile's `"intervals"` array): one whose array key is damaged
+ * (one 0xFF byte, a typo) would otherwise be dropped with its whole profile
+ * and no word. Compared per source line: the first line with more
+ * `"start_tick"` keys than records read is refused.
+ */
+async function refuseStrayIntervals(src: SourceFile, recordLines: Uint32Array, records: number): Promise<void> {
+  const seen = await matchesByLine(src, /"start_tick"\s*:/g);
+  let total = 0;
+  for (const n of seen.values()) total += n;
+  if (total <= records) return;
+  const taken = new Map<number, number>();
+  for (const l of recordLines) taken.set(l, (taken.get(l) ?? 0) + 1);
+  const first = [...seen.entries()].sort(([a], [b]) => a - b).find(([l, n]) => n > (taken.get(l) ?? 0));
+  throw new TickwiseError('bad-record',
+    `${total - records} interval(s) with "start_tick" are not inside a profile's "intervals" array (of ${total}): a damaged or misspelled key? ` +
+    'nothing is imported rather than dropping them', { file: src.displayPath, line: first?.[0] });
 }
 
 /** The tick rates a declared frequency may have: below or above, the ns per tick leave the exact 128-bit map's range. */
