@@ -101,6 +101,10 @@ describe('input faults are one clear error (issue 17.4, 17.8)', () => {
       writeFileSync(join(d, 'p.json'), text.replace('"frequency_hz": 100000000', `"frequency_hz": ${bad}`));
       expectRefused(tickwise(['info', join(d, 'p.json')]), /p\.json:4: /, /tick rate must be a number of Hz between 0\.001 and/);
     }
+    writeFileSync(join(d, 'nofreq.json'), text.replace('"frequency_hz": 100000000,', ''));
+    const huge = tickwise(['info', join(d, 'nofreq.json'), '--tick-hz', '1e30Hz']);
+    expect(huge.code, huge.stderr).toBe(2);
+    expect(huge.stderr).toMatch(/--tick-hz 1e\+30 Hz: a tick rate must be between/);
     for (const [tick, what] of [['-1', 'out of range'], ['18446744073709551616', 'out of range'], ['1.5', 'not an integer'], ['"7"', 'not an integer']]) {
       writeFileSync(join(d, 't.json'), text.replace(/"start_tick": \d+/, `"start_tick": ${tick}`));
       expectRefused(tickwise(['info', join(d, 't.json')]), /t\.json:6: /, new RegExp(`start_tick .* is ${what}`));

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { QueryError, type DeviceKind, type Store } from '@tickwise/store';
 import { TickwiseError, mapFromFrequency } from '@tickwise/time';
-import { tickBeyondNsSql, tickNsInRangeSql, type Diagnostic, type ImportOptions, type ImportResult } from './ireeperf-jsonl';
+import { checkAssumedTickHz, tickBeyondNsSql, tickNsInRangeSql, type Diagnostic, type ImportOptions, type ImportResult } from './ireeperf-jsonl';
 import {
   baseName, cleanDuckdbMessage, deviceKindFromText, duckdbLine, insertAssumption, insertCapture, insertDevice, insertDiagnostics, sqlString, withTempDir,
 } from '../capture-rows';
@@ -52,6 +52,7 @@ function unquote(text: string | undefined): string | null {
 
 /** Imports an hrx DeviceProfile JSON file (plain or gzip). */
 export async function importHrxDeviceProfile(store: Store, src: SourceFile, opts: ImportOptions = {}): Promise<ImportResult> {
+  checkAssumedTickHz(opts);
   const diags: Diagnostic[] = [];
   const sha = sha256File(src.path);
   sha.catch(() => undefined);

@@ -202,7 +202,19 @@ function cleanDuckdbMessage(message: string): string {
  * Malformed input falls back to a line-exact sanitizing pass, then either
  * imports with diagnostics or throws a TickwiseError naming file and line.
  */
+/**
+ * Refuses an assumed tick rate (`--tick-hz`) outside 0.001 Hz..1 THz: the
+ * ns per tick of a rate beyond leave the exact 128-bit map's range.
+ */
+export function checkAssumedTickHz(opts: ImportOptions): void {
+  const hz = opts.assumeTickHz;
+  if (hz !== undefined && !(Number.isFinite(hz) && hz >= 1e-3 && hz <= 1e12)) {
+    throw new TickwiseError('usage', `--tick-hz ${hz} Hz: a tick rate must be between 0.001 Hz and 1 THz`);
+  }
+}
+
 export async function importIreeperfJsonl(store: Store, src: SourceFile, opts: ImportOptions = {}): Promise<ImportResult> {
+  checkAssumedTickHz(opts);
   const captureId = await store.nextCaptureId();
   const diags: Diagnostic[] = [];
   let readPath = src.path;
