@@ -127,7 +127,12 @@ export async function detectFormat(src: SourceFile): Promise<string> {
 export async function importInput(store: Store, input: string, opts: ImportOptions & { format?: string } = {}): Promise<ImportResult> {
   const src = await openSource(input);
   try {
-    const format = opts.format ?? (await detectFormat(src));
+    let format: string;
+    try {
+      format = opts.format ?? (await detectFormat(src));
+    } catch (e) {
+      throw readerFailure(e, 'detected', src.displayPath);
+    }
     const spec = FORMATS[format];
     if (!spec) throw new TickwiseError('unknown-format', `unknown format "${format}" (known: ${Object.keys(FORMATS).join(', ')})`);
     if (src.isDirectory && format !== 'tickwise-recorder') {
@@ -155,6 +160,10 @@ function readerFailure(e: unknown, format: string, file: string): unknown {
   if (!(e instanceof Error)) return e;
   const code = (e as NodeJS.ErrnoException).code;
   if (code === 'ENOSPC') return new TickwiseError('no-space', 'no room on the disk for the import\'s temporary files', { file, cause: e });
+  // zlib's errors (Z_DATA_ERROR, Z_BUF_ERROR): a damaged or cut-off .gz
+  if (typeof code === 'string' && code.startsWith('Z_')) {
+    return new TickwiseError('bad-compression', `the gzip data is damaged or cut off (${e.message}): nothing was imported from it`, { file, cause: e });
+  }
   const detail = e.message.split('\n')[0]!.replace(/^query failed: /, '').replace(/^(Conversion|Invalid Input|Out of Range|Binder|IO) Error: /, '');
   return new TickwiseError('reader-failed', `cannot import this ${format} input: ${detail}`, { file, cause: e });
 }

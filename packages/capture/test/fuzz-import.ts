@@ -261,7 +261,17 @@ export async function fuzzImport(opts: FuzzOptions): Promise<Outcome[]> {
         const named = k >= 0 && k % 2 === 1;
         const dir = join(work, `${out.length}`);
         mkdirSync(dir, { recursive: true });
-        const path = s.write(dir, gz ? gzipSync(m.bytes) : m.bytes);
+        let bytes = gz ? gzipSync(m.bytes) : m.bytes;
+        let what = m.what;
+        if (gz && k % 6 === 5) {
+          // the compression itself damaged: cut short, or one byte of the deflate stream flipped
+          const z = Buffer.from(bytes);
+          const at = 10 + rng.int(Math.max(1, z.length - 10));
+          if (rng.int(2) === 0) bytes = z.subarray(0, at);
+          else { z[at] = z[at]! ^ 0xff; bytes = z; }
+          what += bytes.length < z.length ? `; gzip cut at ${at}` : `; gzip byte ${at} flipped`;
+        }
+        const path = s.write(dir, bytes);
         const finalPath = gz && !path.endsWith('.gz') ? `${path}.gz` : path;
         if (finalPath !== path) cpSync(path, finalPath);
         const r = await withTimeout(importOnce(s.format, finalPath, named), opts.hangMs ?? 60_000);
@@ -272,7 +282,7 @@ export async function fuzzImport(opts: FuzzOptions): Promise<Outcome[]> {
           mkdirSync(opts.keepDir, { recursive: true });
           cpSync(dir, kept, { recursive: true });
         }
-        const o: Outcome = { seed: s.name, format: s.format, mutation: `${m.what}${gz ? ' (gzip)' : ''}${named ? ` (--input-format ${s.format})` : ''}`, ...res, ...(kept ? { kept } : {}) };
+        const o: Outcome = { seed: s.name, format: s.format, mutation: `${what}${gz ? ' (gzip)' : ''}${named ? ` (--input-format ${s.format})` : ''}`, ...res, ...(kept ? { kept } : {}) };
         out.push(o);
         opts.onOutcome?.(o);
         if (r !== 'timeout') rmSync(dir, { recursive: true, force: true });

@@ -121,7 +121,13 @@ export async function readLlamaBench(path: string, displayPath = path): Promise<
   } catch (e) {
     throw new TickwiseError('unreadable-input', llamaBenchMessages.unreadable((e as NodeJS.ErrnoException).code ?? (e as Error).message), { file: displayPath, cause: e });
   }
-  if (bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b) bytes = gunzipSync(bytes);
+  if (bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b) {
+    try {
+      bytes = gunzipSync(bytes);
+    } catch (e) {
+      throw new TickwiseError('bad-compression', `the gzip data is damaged or cut off (${(e as Error).message})`, { file: displayPath, cause: e });
+    }
+  }
   return parseLlamaBench(bytes.toString('utf8'), displayPath);
 }
 
