@@ -130,7 +130,7 @@ async function copyStreamOnce(path: string, to: string, displayPath: string): Pr
 function readError(e: unknown, displayPath: string): TickwiseError {
   if (e instanceof TickwiseError) return e;
   const code = (e as NodeJS.ErrnoException).code;
-  const why = code === 'ENOENT' ? 'no such file (ENOENT)'
+  const why = code === 'ENOENT' ? 'ENOENT (no such file)'
     : code === 'EACCES' || code === 'EPERM' ? 'permission denied'
     : code === 'ENOSPC' ? 'no room on the disk for a temporary copy of it'
     : code ?? (e as Error).message;
