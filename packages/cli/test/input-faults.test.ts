@@ -292,6 +292,11 @@ describe.skipIf(!probe)('full disks and read-only stores (issue 17.8, 17 smaller
       expect(readFileSync(join(fs, 'r.html'), 'utf8')).toBe('old');
       expectRefused(tickwise(['export', db, '--format', 'parquet', '--out', join(fs, 'e')]), /e: /, /no room on the disk; nothing of this export was kept/);
       expect(readdirSync(join(fs, 'e'))).toEqual([]);
+      const pj = tickwise(['export', db, '--format', 'perfetto-json', '--out', join(fs, 'p.json')]);
+      expect(pj.stderr).not.toMatch(/internal error|\n\s+at /);
+      expect(pj.code).toBe(2);
+      expect(pj.stderr).toMatch(/No space left on device|no room/);
+      expect(readdirSync(fs).sort()).toEqual(['e', 'fill', 'r.html']);
     } finally {
       unmount(fs);
     }
