@@ -221,6 +221,8 @@ export async function sha256File(path: string): Promise<string> {
     before = versionOf(await fh.stat({ bigint: true }));
     const buf = Buffer.alloc(4 << 20);
     for (;;) {
+      // the import ended (its cleanup ran, e.g. after an error on line 1): stop, do not read the rest of a large file
+      if (opened && openVersions.get(path) !== opened) throw new TickwiseError('hash-abandoned', 'the import ended before its hash', { file: opened.displayPath });
       const { bytesRead } = await fh.read(buf, 0, buf.length, null);
       if (bytesRead === 0) break;
       h.update(buf.subarray(0, bytesRead));
