@@ -196,6 +196,11 @@ async function segmentDevice(store: Store, spec: SelectionSpec, dev: DevicePlan,
         const cuts = (await store.query({ pos: 'number' }, markerCutsSql(table, kind, dev.capture_id))).map((r) => BigInt(r.pos));
         if (cuts.length === 0) continue;
         if (want !== undefined && cuts.length + 1 !== want) continue;
+        // fewer than two dispatches per submission on average: no sequence to repeat (and judging 10^5 cuts would cost seconds)
+        if (kind === 'submissions' && (cuts.length + 1) * 2 > n) {
+          refused.push({ method: kind, segments: cuts.length + 1, reason: 'one dispatch per submission: not a repeated sequence' });
+          continue;
+        }
         const j = await judgeCut(store, table, cuts);
         // one dispatch per submission is not a repetition of a sequence (a single pass submitted dispatch by dispatch)
         if (kind === 'submissions' && j.reason === null && (j.period ?? 0) < 2) {

@@ -37,11 +37,18 @@ export function periodicSql(table: string, period: number): string {
       SELECT pos // ${p} AS block, count(*) AS n, sum(hash(kernel, pos % ${p}))::HUGEINT AS h FROM ${table} GROUP BY 1)`;
 }
 
-function segmentOf(boundaries: readonly bigint[]): { seg: string; first: string } {
-  if (boundaries.length === 0) return { seg: '0', first: '0' };
-  const seg = `CASE ${boundaries.map((b, i) => `WHEN pos < ${sqlInt(b)} THEN ${i}`).join(' ')} ELSE ${boundaries.length} END`;
-  const first = `CASE ${boundaries.map((b, i) => `WHEN pos < ${sqlInt(b)} THEN ${i === 0 ? 0 : sqlInt(boundaries[i - 1]!)}`).join(' ')} ELSE ${sqlInt(boundaries[boundaries.length - 1]!)} END`;
-  return { seg, first };
+/**
+ * The rows of `table` with `segment` (0 before the first boundary, i from
+ * boundary i on) and `first_pos` (where that segment starts). An ASOF join
+ * against the boundary list: O(rows + boundaries), where a CASE with one
+ * branch per boundary cost rows x boundaries (86 s for 1 M rows cut at 25 000
+ * submissions).
+ */
+function withSegments(table: string, boundaries: readonly bigint[]): string {
+  if (boundaries.length === 0) return `(SELECT *, 0 AS segment, 0::BIGINT AS first_pos FROM ${table})`;
+  const list = boundaries.map((b) => sqlInt(b)).join(', ');
+  return `(SELECT t.*, coalesce(b.segment, 0) AS segment, coalesce(b.first_pos, 0)::BIGINT AS first_pos FROM ${table} t
+      ASOF LEFT JOIN (SELECT unnest([${list}]::BIGINT[]) AS first_pos, unnest(range(1, ${boundaries.length + 1})) AS segment) b ON t.pos >= b.first_pos)`;
 }
 
 /**
@@ -50,11 +57,10 @@ function segmentOf(boundaries: readonly bigint[]): { seg: string; first: string 
  * it, its submission range, and a position-keyed hash of its kernel sequence.
  */
 export function segmentSummarySql(table: string, boundaries: readonly bigint[]): string {
-  const { seg, first } = segmentOf(boundaries);
   return `SELECT segment::INTEGER AS segment, count(*)::BIGINT AS dispatch_count, min(start_ns) AS start_ns, max(end_ns) AS end_ns,
       arg_min(gap_ns, pos) AS gap_before_ns, min(submission_id)::VARCHAR AS first_submission_id, max(submission_id)::VARCHAR AS last_submission_id,
       sum(hash(kernel, pos - first_pos))::HUGEINT::VARCHAR AS sequence_hash
-    FROM (SELECT *, ${seg} AS segment, ${first} AS first_pos FROM ${table})
+    FROM ${withSegments(table, boundaries)}
     GROUP BY segment ORDER BY segment`;
 }
 
@@ -113,6 +119,5 @@ export function firstTwoSegmentsKernelsSql(table: string, boundaries: readonly b
 
 /** Per segment (cut at `boundaries`): an order-free hash of its kernels (`h`), to compare repetitions whose streams interleave differently. */
 export function segmentKernelSetSql(table: string, boundaries: readonly bigint[]): string {
-  const seg = boundaries.length === 0 ? '0' : `CASE ${boundaries.map((b, i) => `WHEN pos < ${sqlInt(b)} THEN ${i}`).join(' ')} ELSE ${boundaries.length} END`;
-  return `SELECT ${seg}::INTEGER AS segment, sum(hash(kernel))::HUGEINT::VARCHAR AS h FROM ${table} GROUP BY 1 ORDER BY 1`;
+  return `SELECT segment::INTEGER AS segment, sum(hash(kernel))::HUGEINT::VARCHAR AS h FROM ${withSegments(table, boundaries)} GROUP BY 1 ORDER BY 1`;
 }
