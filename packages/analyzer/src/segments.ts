@@ -158,6 +158,27 @@ async function judgeCut(store: Store, table: string, boundaries: readonly bigint
   return { reason: null, extra, period: p };
 }
 
+/**
+ * Segmentations already found in a read-only store (one report or verb asks
+ * for the same device's segments once per analysis: a dozen times on a
+ * large store, seconds each). A writable store is never memoized.
+ */
+const memo = new WeakMap<Store, Map<string, Promise<DeviceSegmentation>>>();
+
+function segmentDeviceOnce(store: Store, spec: SelectionSpec, dev: DevicePlan, reps: number | undefined): Promise<DeviceSegmentation> {
+  if (!store.readOnly) return segmentDevice(store, spec, dev, reps);
+  let byKey = memo.get(store);
+  if (byKey === undefined) memo.set(store, (byKey = new Map()));
+  const key = JSON.stringify([dev.capture_id, dev.device, dev.family, dev.time_source, reps ?? null, spec.sources], (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
+  let found = byKey.get(key);
+  if (found === undefined) {
+    found = segmentDevice(store, spec, dev, reps);
+    byKey.set(key, found);
+    found.catch(() => byKey.delete(key));
+  }
+  return found;
+}
+
 async function segmentDevice(store: Store, spec: SelectionSpec, dev: DevicePlan, reps: number | undefined): Promise<DeviceSegmentation> {
   const table = `tw_segment_rows_${process.pid}_${++tableSeq}`;
   const where = whereLabel(dev);
@@ -330,7 +351,7 @@ export async function resolveSegments(
   checkReps(opts.reps);
   const plan = await planSources(store, opts);
   const devices: DeviceSegmentation[] = [];
-  for (const d of plan.devices) devices.push(await segmentDevice(store, plan.spec, d, opts.reps));
+  for (const d of plan.devices) devices.push(await segmentDeviceOnce(store, plan.spec, d, opts.reps));
   // steady where it can be: a device with one segment (no repetition) is read whole, and the segment says so;
   // only when no selected device repeats is `steady` refused
   const single = devices.filter((d) => d.segments.length < 2);

@@ -23,10 +23,14 @@ export class Store {
   private readonly instance: DuckDBInstance;
   private readonly conn: DuckDBConnection;
 
-  private constructor(path: string, instance: DuckDBInstance, conn: DuckDBConnection) {
+  /** Opened read-only: nothing this process does can change what a query returns (analyses may memoize). */
+  readonly readOnly: boolean;
+
+  private constructor(path: string, instance: DuckDBInstance, conn: DuckDBConnection, readOnly: boolean) {
     this.path = path;
     this.instance = instance;
     this.conn = conn;
+    this.readOnly = readOnly;
   }
 
   /**
@@ -47,7 +51,7 @@ export class Store {
       throw new TickwiseError('unreadable-input', openFailure((e as Error).message), { file: path, cause: e });
     }
     const conn = await instance.connect();
-    const store = new Store(path, instance, conn);
+    const store = new Store(path, instance, conn, opts.readOnly === true);
     try {
       await store.run(`SET TimeZone = 'UTC'`).catch(() => undefined);
       await store.checkSchemaVersion();
