@@ -2,6 +2,11 @@ import type { CeilingResult } from './ceiling';
 import { formatChangePct, formatFactor, formatFraction, formatGroups, formatMs, formatSpeedup } from './format-numbers';
 import { SENSITIVITY_INPUTS } from './sensitivity';
 
+/** `1 group`, `3 groups`. */
+function groupsText(n: number): string {
+  return `${n} group${n === 1 ? '' : 's'}`;
+}
+
 function esc(s: string): string {
   return s.replaceAll('|', '\\|').replaceAll('\n', ' ');
 }
@@ -29,7 +34,7 @@ export function requirementLine(r: CeilingResult): string | null {
   const factor = q.npu_tile_factor ?? 1;
   const now = `${formatMs(q.npu_tile_ms_now ?? 0)} ms today`;
   const how = factor > 1 ? `${formatFactor(factor)} faster than ${now}` : `already met: ${now}`;
-  return `NPU tile <= ${formatMs(q.npu_tile_ms)} ms with ${q.npu_groups} groups on the NPU (${how}); ${alt}`;
+  return `NPU tile <= ${formatMs(q.npu_tile_ms)} ms with ${groupsText(q.npu_groups)} on the NPU (${how}); ${alt}`;
 }
 
 /** The p10/p90 range as one sentence, or null when no spread was measured. */
@@ -49,13 +54,13 @@ export function rangeLine(r: CeilingResult): string | null {
  */
 export function ceilingMarkdown(r: CeilingResult): string {
   const out: string[] = [];
-  out.push(`#### Split ceiling: ${r.rows} rows, ${r.groups} groups of ${r.group_rows}${r.model === 'curve' ? ' (costs from curves in M)' : ''}`);
+  out.push(`#### Split ceiling: ${r.rows} rows, ${groupsText(r.groups)} of ${r.group_rows}${r.model === 'curve' ? ' (costs from curves in M)' : ''}`);
   out.push('');
   const rows: string[][] = [
     ['iGPU cost', `${formatMs(r.gpu_group_ms)} ms per group (at ${r.rows} rows)`],
     ['NPU cost', `${formatMs(r.npu_tile_ms)} ms per tile${r.model === 'curve' ? ` (at ${r.npu_rows_at_split || r.group_rows} rows)` : ''}`],
     ['sync overhead', `${formatMs(r.sync_overhead_ms)} ms`],
-    ['**best split**', `**${r.npu_groups} groups on the NPU** (${r.npu_rows_at_split} rows), ${r.gpu_groups} on the iGPU (${r.gpu_rows_at_split} rows)`],
+    ['**best split**', `**${groupsText(r.npu_groups)} on the NPU** (${r.npu_rows_at_split} rows), ${r.gpu_groups} on the iGPU (${r.gpu_rows_at_split} rows)`],
     ['iGPU only', `${formatMs(r.gpu_only_ms)} ms`],
     ['split', `${formatMs(r.split_ms)} ms (iGPU ${formatMs(r.gpu_ms_at_split)}, NPU ${formatMs(r.npu_ms_at_split)}${r.npu_groups > 0 && r.sync_overhead_ms > 0 ? `, sync ${formatMs(r.sync_overhead_ms)}` : ''})`],
     ['**speedup**', `**${formatSpeedup(r.speedup)}**`],

@@ -130,3 +130,13 @@ describe('split model properties (seeded random inputs)', () => {
     }
   });
 });
+
+describe('ceiling Markdown: group counts read as English', () => {
+  it('"1 group" for one, "N groups" otherwise', async () => {
+    const { ceiling, ceilingMarkdown } = await import('../src/index');
+    const one = ceilingMarkdown(ceiling({ rows: 512, group_rows: 256, gpu: constantCost(1), npu: constantCost(1.2) }));
+    expect(one).toMatch(/2 groups of 256/);
+    expect(one).toMatch(/\*\*1 group on the NPU\*\*/);
+    expect(one).not.toMatch(/\b1 groups\b/);
+  });
+});
