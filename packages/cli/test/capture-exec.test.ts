@@ -3,7 +3,8 @@
  * finish (crash or SIGKILL)". `tickwise capture -- sh -c 'exec app'`: the
  * recorder in sh never reaches its exit path (exec replaces it), the one in
  * app writes proc-<pid>/; the capture says the first image ended in exec
- * and is complete. Needs the native build (native/test.sh); skipped with a
+ * and is complete, whether read by `capture --db` or by `tickwise import` of
+ * the directory. Needs the native build (native/test.sh); skipped with a
  * message without it.
  */
 import { spawnSync } from 'node:child_process';
@@ -31,5 +32,11 @@ describe.skipIf(!HAVE)('tickwise capture of a program that execs', () => {
     expect(d.stdout.trim().split('\n').slice(1)).toEqual(['info,recorder-exec']);
     expect(tw(['sql', db, 'SELECT session_status FROM captures', '--format', 'csv']).stdout).toContain('complete');
     expect(tw(['sql', db, 'SELECT session_status FROM captures', '--format', 'csv']).stdout).not.toContain('incomplete');
+    // the reader says so too: `tickwise import` of the same directory (not only capture --db)
+    const db2 = join(dir, 'imported.duckdb');
+    const imp = tw(['import', out, '--db', db2]);
+    expect(imp.status, imp.stderr).toBe(0);
+    expect(tw(['sql', db2, "SELECT severity, code FROM diagnostics WHERE code IN ('recorder-incomplete', 'recorder-exec')", '--format', 'csv']).stdout.trim().split('\n').slice(1)).toEqual(['info,recorder-exec']);
+    expect(tw(['sql', db2, 'SELECT session_status FROM captures', '--format', 'csv']).stdout).not.toContain('incomplete');
   }, 120_000);
 });

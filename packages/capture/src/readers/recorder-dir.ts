@@ -1,4 +1,5 @@
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
 import type { ClockFit } from '@tickwise/time';
 import type { DeviceKind, Severity, TimeSource } from '@tickwise/store';
 import { AmdxdnaMapper } from './recorder-amdxdna';
@@ -377,8 +378,14 @@ export async function readRecorderDir(dir: string, opts: RecorderReadOptions = {
       diag('warning', 'recorder-duplicate-chunk', `records.twr of pid ${pid}: ${p.duplicate_chunks} chunk(s) repeat an earlier chunk (same sequence number or payload): skipped, their ${p.duplicate_records} record(s) read once`, file);
     if (!p.meta) diag('warning', 'recorder-no-meta', `pid ${pid} has no readable meta.json`, metaFile);
     else if (!p.meta.complete) {
-      complete = false;
-      diag('warning', 'recorder-incomplete', `pid ${pid}'s capture did not finish (crash or SIGKILL): records up to the last complete chunk`, metaFile);
+      const next = nextImageDir(dir, p.dir, pid);
+      if (next !== null) {
+        // exec(2) replaces an image without running its exit path: not a crash (native/FORMAT.md: proc-<pid>/, proc-<pid>.<n>/)
+        diag('info', 'recorder-exec', `pid ${pid}'s image ended in exec (replaced by the program recorded in ${basename(next)}/, not a crash): its records up to its last complete chunk before the exec are kept`, metaFile);
+      } else {
+        complete = false;
+        diag('warning', 'recorder-incomplete', `pid ${pid}'s capture did not finish (crash or SIGKILL): records up to the last complete chunk`, metaFile);
+      }
     }
     for (const t of p.meta?.flush_timeouts ?? []) diag('warning', 'recorder-flush-timeout', `pid ${pid}: the ${t} backend's final flush timed out; its buffered device records are lost`, metaFile);
     threadDrops(p, (m) => diag('warning', 'recorder-drops', m, file));
@@ -458,4 +465,17 @@ function threadDrops(p: RecorderProcess, warn: (message: string) => void): void 
   }
   const metaDrops = BigInt(p.meta?.records_dropped_total ?? 0);
   if (metaDrops > dropped) warn(`pid ${pid}: ${metaDrops} records dropped in all`);
+}
+
+/**
+ * The image directory that follows `imageDir` for the same pid, if any: an
+ * image that called exec(2) is replaced without running its exit path (its
+ * meta.json never says complete), and the recorder in the new image writes
+ * `proc-<pid>/` (after the top directory), then `proc-<pid>.<n>/`.
+ */
+export function nextImageDir(captureDir: string, imageDir: string, pid: number): string | null {
+  const top = resolve(imageDir) === resolve(captureDir);
+  const m = /^proc-(\d+)(?:\.(\d+))?$/.exec(basename(imageDir));
+  const next = top ? `proc-${pid}` : m && Number(m[1]) === pid ? `proc-${pid}.${m[2] === undefined ? 1 : Number(m[2]) + 1}` : null;
+  return next !== null && existsSync(join(captureDir, next, 'meta.json')) ? join(captureDir, next) : null;
 }

@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { CommandModule } from 'yargs';
 import { importInput, runWithConditions } from '@tickwise/capture';
-import { withAtomicStore, type Store } from '@tickwise/store';
+import { withAtomicStore } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import { installViews } from '@tickwise/analyzer';
 import { log, out } from '../output';
@@ -53,40 +53,6 @@ function recorderLibrary(given: string | undefined): string {
   return lib;
 }
 
-/**
- * The image directory that follows `dir` for the same pid, if any: an image
- * that called exec(2) is replaced without running its exit path, so its
- * meta.json never says complete, and the recorder in the new image writes
- * `proc-<pid>/`, then `proc-<pid>.<n>/` (native/FORMAT.md).
- */
-function nextImageDir(captureDir: string, imageDir: string, pid: number): string | null {
-  const top = resolve(imageDir) === resolve(captureDir);
-  const m = /^proc-(\d+)(?:\.(\d+))?$/.exec(basename(imageDir));
-  const next = top ? `proc-${pid}` : m && Number(m[1]) === pid ? `proc-${pid}.${m[2] === undefined ? 1 : Number(m[2]) + 1}` : null;
-  return next !== null && existsSync(join(captureDir, next, 'meta.json')) ? join(captureDir, next) : null;
-}
-
-/**
- * A program image that ended in exec(2) is not a crash: its
- * `recorder-incomplete` warning ("did not finish (crash or SIGKILL)") becomes
- * an info `recorder-exec` naming the image that replaced it, and the capture
- * is complete when every incomplete image was one of those.
- */
-async function markExecdImages(store: Store, captureId: number, captureDir: string): Promise<void> {
-  const rows = await store.query({ rid: 'bigint', file: 'string?', message: 'string' },
-    `SELECT rowid AS rid, file, message FROM diagnostics WHERE capture_id = $1 AND code = 'recorder-incomplete'`, [captureId]);
-  let left = rows.length;
-  for (const r of rows) {
-    const pid = Number(/pid (\d+)/.exec(r.message)?.[1]);
-    if (!r.file || !Number.isInteger(pid)) continue;
-    const next = nextImageDir(captureDir, dirname(r.file), pid);
-    if (!next) continue;
-    await store.run(`UPDATE diagnostics SET severity = 'info', code = 'recorder-exec', message = $1 WHERE rowid = $2`, [
-      `pid ${pid}'s image ended in exec (replaced by the program recorded in ${basename(next)}/, not a crash): its records up to its last complete chunk before the exec are kept`, r.rid]);
-    left--;
-  }
-  if (rows.length > 0 && left === 0) await store.run(`UPDATE captures SET session_status = 'complete' WHERE capture_id = $1`, [captureId]);
-}
 
 /**
  * `tickwise capture --backend hip,amdxdna --out run/ -- ./app args`: runs a
@@ -146,7 +112,6 @@ export const captureCommand: CommandModule<object, Args> = {
     if (argv.db) {
       const r = await withAtomicStore(argv.db, async (store) => {
         const res = await importInput(store, outDir); // reads conditions.json too
-        await markExecdImages(store, res.capture_id, outDir);
         await installViews(store, { temporary: false });
         return res;
       });
