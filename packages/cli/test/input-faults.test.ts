@@ -296,6 +296,9 @@ describe.skipIf(!probe)('full disks and read-only stores (issue 17.8, 17 smaller
       expect(pj.stderr).not.toMatch(/internal error|\n\s+at /);
       expect(pj.code).toBe(2);
       expect(pj.stderr).toMatch(/No space left on device|no room/);
+      // the message names the file asked for, never the temporary one
+      expect(pj.stderr).toMatch(/p\.json: cannot write .*p\.json/);
+      expect(pj.stderr).not.toMatch(/partial/);
       expect(readdirSync(fs).sort()).toEqual(['e', 'fill', 'r.html']);
     } finally {
       unmount(fs);

@@ -276,6 +276,15 @@ export async function exportPerfettoJson(store: Store, path: string, opts: Perfe
     await rename(tmp, path);
   } catch (e) {
     await rm(tmp, { force: true });
+    // a write that failed (full disk, no permission) names the file asked for, not the temporary one
+    const text = String((e as Error).message ?? e);
+    const writeFailed = e instanceof TickwiseError
+      ? e.code === 'cannot-write'
+      : /IO Error|No space|ENOSPC|EACCES|EROFS|EDQUOT|Permission denied|Read-only file system|Could not (write|open)/i.test(text);
+    if (writeFailed) {
+      const why = text.replace(`cannot write ${tmp}: `, '').replace(/^query failed: /, '').split(tmp).join(path);
+      throw new TickwiseError('cannot-write', `${reportMessages.cannotWrite(path, why)} (nothing written)`, { file: path, cause: e });
+    }
     throw e;
   } finally {
     for (const t of TEMP) await store.run(`DROP TABLE IF EXISTS ${t}`).catch(() => undefined);
