@@ -1,7 +1,6 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import type { DeviceKind, Store } from '@tickwise/store';
+import { processTempDir } from './source-file';
 import type { Diagnostic } from './readers/ireeperf-jsonl';
 
 /**
@@ -123,9 +122,13 @@ export function deviceKindFromText(text: string | null | undefined): DeviceKind 
   return null;
 }
 
-/** Runs `fn` with a fresh temporary directory, removed afterwards. */
+/**
+ * Runs `fn` with a fresh temporary directory of this process, removed
+ * afterwards (`prefix` `tickwise-<what>-`; one left by a killed process is
+ * removed by the next import, see processTempDir).
+ */
 export async function withTempDir<T>(prefix: string, fn: (dir: string) => Promise<T>): Promise<T> {
-  const dir = await mkdtemp(join(tmpdir(), prefix));
+  const dir = await processTempDir(prefix.replace(/^tickwise-/, '').replace(/[^a-z]/g, ''));
   try {
     return await fn(dir);
   } finally {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { constants, createWriteStream, type Stats } from 'node:fs';
-import { mkdtemp, open, rm, stat } from 'node:fs/promises';
+import { mkdtemp, open, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -138,6 +138,39 @@ function readError(e: unknown, displayPath: string): TickwiseError {
 }
 
 /**
+ * A temporary directory of this process (`<tmp>/tickwise-<what>-<pid>-XXXXXX`).
+ * The first call of a process also removes the ones of processes that are
+ * gone (an import killed with SIGKILL cannot clean up after itself).
+ */
+export async function processTempDir(what: string): Promise<string> {
+  if (!swept) {
+    swept = true;
+    await sweepStaleTempDirs().catch(() => undefined);
+  }
+  return mkdtemp(join(tmpdir(), `tickwise-${what}-${process.pid}-`));
+}
+let swept = false;
+
+async function sweepStaleTempDirs(): Promise<void> {
+  for (const name of await readdir(tmpdir())) {
+    const m = /^tickwise-[a-z]+-(\d+)-[A-Za-z0-9]{6}$/.exec(name);
+    if (!m) continue;
+    const pid = Number(m[1]);
+    if (pid === process.pid || processAlive(pid)) continue;
+    await rm(join(tmpdir(), name), { recursive: true, force: true });
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
  * Opens an input: a path, or `-` for stdin. Stdin, FIFOs, sockets and
  * `<(...)` pipes are copied to a temporary file first (read once: they
  * cannot be scanned twice or hashed beside the parse); character devices
@@ -153,13 +186,13 @@ export async function openSource(displayPathIn: string): Promise<SourceFile> {
   try {
     if (displayPath === '-' || displayPath === STDIN_ARG) {
       displayPath = '<stdin>';
-      tmp = await mkdtemp(join(tmpdir(), 'tickwise-stdin-'));
+      tmp = await processTempDir('stdin');
       path = join(tmp, 'stdin');
       await pipeline(process.stdin, createWriteStream(path));
     } else {
       const st0 = await stat(path);
       if (st0.isFIFO() || st0.isSocket()) {
-        tmp = await mkdtemp(join(tmpdir(), 'tickwise-pipe-'));
+        tmp = await processTempDir('pipe');
         const copy = join(tmp, 'input');
         await copyStreamOnce(path, copy, displayPath);
         path = copy;

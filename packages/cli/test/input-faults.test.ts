@@ -181,7 +181,7 @@ describe('input faults are one clear error (issue 17.4, 17.8)', () => {
     await expect(readConditionsFile(p)).rejects.toMatchObject({ message: expect.stringMatching(/no "key"/) });
   });
 
-  it('kill -9 during an import: the store unchanged, the next import cleans the lock and the copy', async () => {
+  it('kill -9 during an import: the store unchanged, the next import cleans the lock, the copy and its temporary input', async () => {
     const d = work();
     const db = join(d, 'k.duckdb');
     expect(tickwise(['import', HRX, '--db', db]).code).toBe(0);
@@ -192,7 +192,8 @@ describe('input faults are one clear error (issue 17.4, 17.8)', () => {
     const writer = spawn('sh', ['-c', `exec 3>"${fifo}"; printf '{"device": ' >&3; sleep 120`]);
     const victim = spawn(join(ROOT, 'scripts/tickwise'), ['import', fifo, '--db', db], { cwd: ROOT, stdio: 'ignore' });
     const leftovers = () => readdirSync(d).filter((n) => n.startsWith('k.duckdb.'));
-    while (!leftovers().some((n) => n.includes('tickwise-tmp-')) || !leftovers().some((n) => n.endsWith('tickwise-lock'))) {
+    const pipeDirs = () => readdirSync(tmpdir()).filter((n) => n.startsWith(`tickwise-pipe-${victim.pid}-`));
+    while (!leftovers().some((n) => n.includes('tickwise-tmp-')) || !leftovers().some((n) => n.endsWith('tickwise-lock')) || pipeDirs().length === 0) {
       await new Promise((r) => setTimeout(r, 50));
     }
     const gone = new Promise((r) => victim.on('exit', r));
@@ -205,6 +206,8 @@ describe('input faults are one clear error (issue 17.4, 17.8)', () => {
     expect(next.code, next.stderr).toBe(0);
     expect(next.stdout).toMatch(/as capture 2/);
     expect(leftovers()).toEqual([]);
+    // the killed import's copy of its FIFO went with the next import too (its process is gone)
+    expect(pipeDirs()).toEqual([]);
   }, 120_000);
 
   it('while one import writes: readers see the old store, a second writer is refused naming the first, then both land', async () => {

@@ -1,11 +1,11 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QueryError, sqlString, type DeviceKind, type Severity, type Store } from '@tickwise/store';
 import { TickwiseError, fitClock, mapFromFrequency, type ClockFit, type ClockSample } from '@tickwise/time';
 import { captureMessages } from '../messages';
 import { sanitizeJsonl } from '../jsonl-sanitize';
-import { sha256File, type SourceFile } from '../source-file';
+import { processTempDir, sha256File, type SourceFile } from '../source-file';
 import { tickNsSql } from '../tick-sql';
 
 /** ireeperf-jsonl schema versions this reader understands. */
@@ -231,7 +231,7 @@ export async function importIreeperfJsonl(store: Store, src: SourceFile, opts: I
     } catch (first) {
       if (!(first instanceof QueryError)) throw first;
       opts.onProgress?.('repairing');
-      tmpDir = await mkdtemp(join(tmpdir(), 'tickwise-sanitize-'));
+      tmpDir = await processTempDir('sanitize');
       const clean = join(tmpDir, 'clean.jsonl');
       const { issues } = await sanitizeJsonl(src.path, src.compression, clean, src.displayPath);
       for (const i of issues) diags.push(i);
