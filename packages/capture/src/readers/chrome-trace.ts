@@ -1,3 +1,4 @@
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QueryError, type DeviceKind, type Store } from '@tickwise/store';
 import { NS_PER, TickwiseError, type TimeUnit } from '@tickwise/time';
@@ -41,7 +42,7 @@ const META_KEYS = ['displayTimeUnit', 'baseTimeNanoseconds', 'traceName', 'schem
  * value is whole ns (the common case: Kineto writes at most 3 decimals of
  * us), else with 6 decimals ("1700000000124000.5"), so that an end is
  * round(ts + dur), not round(ts) + round(dur). The SQL takes the integer
- * path (a cast) unless a text has a point (a DECIMAL sum, then rounding half
+ * path (a cast) unless a text has a point (then integer femtoseconds, summed and rounded half
  * away from zero); HUGEINT division, 25x slower, is never used.
  */
 const FS_PER_NS = 1_000_000n;
@@ -56,14 +57,33 @@ function fsToNsText(fs: string | null): string | null {
   return `${neg ? '-' : ''}${padded.slice(0, -6)}.${padded.slice(-6).replace(/0+$/, '')}`;
 }
 
+/**
+ * SQL: a staged ns text with a fraction as HUGEINT femtoseconds, from its
+ * integer and fraction digits (the staged text is `-?\d+(\.\d{1,6})?`).
+ * Not a DECIMAL(38,6) cast: that took ~20 us a value (1.5 s for the 73 k
+ * fractional durations of the 150 MB bench trace).
+ */
+const FS_OF = (x: string) =>
+  `(TRY_CAST(split_part(${x}, '.', 1) AS HUGEINT) * 1000000 + CASE WHEN starts_with(${x}, '-') THEN -1 ELSE 1 END * TRY_CAST(rpad(split_part(${x}, '.', 2), 6, '0') AS HUGEINT))`;
+
+/** SQL: HUGEINT fs to ns, rounded half away from zero. */
+const ROUND_FS = (fs: string) => `(CASE WHEN ${fs} < 0 THEN -((500000 - ${fs}) // 1000000) ELSE (${fs} + 500000) // 1000000 END)`;
+
 /** SQL: a staged ns text (integer, or with a fraction) as HUGEINT ns, rounded half away from zero. */
 const NS_OF = (x: string) =>
-  `CASE WHEN strpos(${x}, '.') = 0 THEN TRY_CAST(${x} AS HUGEINT) ELSE TRY_CAST(round(TRY_CAST(${x} AS DECIMAL(38,6))) AS HUGEINT) END`;
+  `CASE WHEN strpos(${x}, '.') = 0 THEN TRY_CAST(${x} AS HUGEINT) ELSE ${ROUND_FS(FS_OF(x))} END`;
 
 /** SQL: round(a + b) of two staged ns texts, exact. */
 const NS_SUM = (a: string, b: string) =>
   `CASE WHEN strpos(${a}, '.') = 0 AND strpos(${b}, '.') = 0 THEN TRY_CAST(${a} AS HUGEINT) + TRY_CAST(${b} AS HUGEINT)
-    ELSE TRY_CAST(round(TRY_CAST(${a} AS DECIMAL(38,6)) + TRY_CAST(${b} AS DECIMAL(38,6))) AS HUGEINT) END`;
+    ELSE ${ROUND_FS(`(${FS_OF(a)} + ${FS_OF(b)})`)} END`;
+
+/**
+ * The largest one event's staged line may be. DuckDB's read_json holds a
+ * buffer of twice this per thread, so it is what bounds memory_limit from
+ * below (256 MiB failed a 1 GB limit); 64 MiB is far beyond any real event.
+ */
+const MAX_EVENT_BYTES = 64 << 20;
 
 /** Event fields read as exact text. */
 const EXACT = ['ts', 'dur', 'tts', 'tdur'] as const;
@@ -139,11 +159,15 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
     try {
       opts.onProgress?.('reading events');
       await store.run('DROP TABLE IF EXISTS tw_ct');
+      // Bound DuckDB's memory so a multi-GB trace spills to disk instead of growing the
+      // process (as the ireeperf reader does; TICKWISE_IMPORT_MEMORY overrides, e.g. "4GB")
+      await store.run(`SET memory_limit = '${(process.env['TICKWISE_IMPORT_MEMORY'] ?? '1GB').replace(/[^0-9A-Za-z.]/g, '')}'`);
+      await store.run(`SET temp_directory = ${sqlString(join(tmpdir(), 'tickwise-duckdb-spill'))}`);
       try {
         await store.run(`CREATE TEMP TABLE tw_ct AS SELECT * FROM read_json(${sqlString(out)}, format = 'newline_delimited',
           columns = {_line: 'BIGINT', ph: 'VARCHAR', name: 'VARCHAR', cat: 'VARCHAR', pid: 'VARCHAR', tid: 'VARCHAR', id: 'VARCHAR',
             _ts: 'VARCHAR', _ts_text: 'VARCHAR', _dur: 'VARCHAR', _dur_text: 'VARCHAR', args: 'JSON'},
-          maximum_object_size = 268435456)`);
+          maximum_object_size = ${MAX_EVENT_BYTES})`);
       } catch (e) {
         if (!(e instanceof QueryError)) throw e;
         throw new TickwiseError('bad-record', traceMessages.badRecord(cleanDuckdbMessage(e.message)), {
@@ -207,12 +231,14 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
       if (props.length > 0) {
         await store.run(`INSERT INTO tw_ct_devprop VALUES ${props.map((p) => `(${sqlString(p.id)}, ${p.name === null ? 'NULL' : sqlString(p.name)})`).join(', ')}`);
       }
+      // a process's device kind judged once per process (three regexps), not once per event
       await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_proc AS
+        SELECT *, ${KIND_OF('coalesce(pname, \'\') || \' \' || coalesce(plabels, \'\') || \' \' || coalesce(dpname, \'\')', 'is_dev_id')} AS pkind FROM (
         SELECT p.*, dp.name AS dpname, dp.id IS NOT NULL AS is_dev_id FROM (
           SELECT pid, max(CASE WHEN name = 'process_name' THEN args->>'name' END) AS pname,
             max(CASE WHEN name = 'process_labels' THEN args->>'labels' END) AS plabels
           FROM tw_ct WHERE ph = 'M' GROUP BY pid) p
-        LEFT JOIN tw_ct_devprop dp ON dp.id = p.pid`);
+        LEFT JOIN tw_ct_devprop dp ON dp.id = p.pid)`);
       await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_be AS
         SELECT *, CASE WHEN ph = 'B' THEN depth ELSE depth + 1 END AS level FROM (
           SELECT _line, ph, pid, tid, _ts, ts_ns, sum(CASE WHEN ph = 'B' THEN 1 ELSE -1 END)
@@ -224,25 +250,23 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
           JOIN (SELECT *, row_number() OVER (PARTITION BY pid, tid, level ORDER BY ts_ns, _line) AS k FROM tw_ct_be WHERE ph = 'E') e
           ON b.pid IS NOT DISTINCT FROM e.pid AND b.tid IS NOT DISTINCT FROM e.tid AND b.level = e.level AND b.k = e.k
             AND e.ts_ns >= b.ts_ns`);
-      await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_span AS
+      await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_span AS SELECT *, CASE
+          WHEN ${SYNC_CAT} THEN 'sync'
+          WHEN regexp_matches(lcat, 'memcpy|memset') THEN 'copy'
+          WHEN list_has_any(string_split(replace(lcat, ' ', ''), ','), ['kernel', 'kernels', 'gpu_kernel', 'npu_kernel']) THEN 'kernel'
+          WHEN pkind IS NOT NULL AND NOT regexp_matches(lcat, '${NOT_KERNEL}') THEN 'kernel'
+          ELSE 'host' END AS class FROM (
         SELECT c._line AS line, c.ph, c.pid, c.tid, c.name, c.cat, c.args,
           ${NS_OF('c._ts')} AS ts,
           CASE WHEN c.ph = 'X' THEN ${NS_SUM('c._ts', 'c._dur')} ELSE ${NS_OF('p.e_ts')} END AS te,
           CASE WHEN c.ph = 'X' THEN ${NS_OF('c._dur')} ELSE ${NS_OF('p.e_ts')} - ${NS_OF('c._ts')} END AS src_dur,
           c._ts IS NULL OR ${NS_OF('c._ts')} IS NULL AS no_ts, c.ph = 'X' AND (c._dur IS NULL OR ${NS_OF('c._dur')} IS NULL) AS no_dur,
           c.ph = 'B' AND p.b_line IS NULL AND ${NS_OF('c._ts')} IS NOT NULL AS unmatched,
-          ${KIND_OF('coalesce(pr.pname, \'\') || \' \' || coalesce(pr.plabels, \'\') || \' \' || coalesce(pr.dpname, \'\')', 'coalesce(pr.is_dev_id, false)')} AS pkind,
+          pr.pkind,
           coalesce(pr.plabels, pr.pname) AS pname, pr.dpname,
           lower(coalesce(c.cat, '')) AS lcat
         FROM tw_ct c LEFT JOIN tw_ct_pair p ON p.b_line = c._line LEFT JOIN tw_ct_proc pr ON pr.pid IS NOT DISTINCT FROM c.pid
-        WHERE c.ph IN ('X', 'B')`);
-      await store.run(`ALTER TABLE tw_ct_span ADD COLUMN class VARCHAR`);
-      await store.run(`UPDATE tw_ct_span SET class = CASE
-          WHEN ${SYNC_CAT} THEN 'sync'
-          WHEN regexp_matches(lcat, 'memcpy|memset') THEN 'copy'
-          WHEN list_has_any(string_split(replace(lcat, ' ', ''), ','), ['kernel', 'kernels', 'gpu_kernel', 'npu_kernel']) THEN 'kernel'
-          WHEN pkind IS NOT NULL AND NOT regexp_matches(lcat, '${NOT_KERNEL}') THEN 'kernel'
-          ELSE 'host' END`);
+        WHERE c.ph IN ('X', 'B'))`);
 
       // ---- devices: one per process holding kernels (args.device when every kernel has one) ----
       const allDev = Number(await store.scalar(`SELECT count(*) FILTER (WHERE TRY_CAST(args->>'device' AS INTEGER) IS NULL) FROM tw_ct_span WHERE class = 'kernel'`)) === 0;
@@ -310,7 +334,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
       if (rawCount > 0) {
         await store.run(`INSERT INTO raw_records
           SELECT ${captureId}, 'chrome:' || coalesce(j->>'ph', '?'), (j->>'_line')::BIGINT, ${sourceJsonSql('j', EXACT)}
-          FROM read_json_objects(${sqlString(out)}, format = 'newline_delimited', maximum_object_size = 268435456) AS t(j)
+          FROM read_json_objects(${sqlString(out)}, format = 'newline_delimited', maximum_object_size = ${MAX_EVENT_BYTES}) AS t(j)
           WHERE (j->>'_line')::BIGINT IN (SELECT _line FROM tw_ct_raw) ORDER BY 3`);
       }
       await eventDiagnostics(store, diags);
