@@ -1,3 +1,4 @@
+import { createReadStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QueryError, type DeviceKind, type Store } from '@tickwise/store';
@@ -7,7 +8,7 @@ import {
   baseName, cleanDuckdbMessage, duckdbLine, insertAssumption, insertCapture, insertCondition, insertDevice, insertDiagnostics, sourceJsonSql, sqlString,
   withTempDir,
 } from '../capture-rows';
-import { scaleDecimal, scanJsonRecords, sourceLineOf } from '../json-records';
+import { maxRecordBytesOf, scaleDecimal, scanJsonRecords, sourceLineOf } from '../json-records';
 import { sha256File, type SourceFile } from '../source-file';
 import { traceMessages } from '../trace-messages';
 import '../reader-options';
@@ -79,11 +80,12 @@ const NS_SUM = (a: string, b: string) =>
     ELSE ${ROUND_FS(`(${FS_OF(a)} + ${FS_OF(b)})`)} END`;
 
 /**
- * The largest one event's staged line may be. DuckDB's read_json holds a
- * buffer of twice this per thread, so it is what bounds memory_limit from
- * below (256 MiB failed a 1 GB limit); 64 MiB is far beyond any real event.
+ * read_json's maximum_object_size: the scanner's record limit (64 MiB, or
+ * TICKWISE_MAX_RECORD_BYTES) plus the fields it appends. DuckDB holds a
+ * buffer of twice this per thread, so it bounds memory_limit from below
+ * (the former fixed 256 MiB failed under a 1 GB limit).
  */
-const MAX_EVENT_BYTES = 64 << 20;
+const maxEventBytes = () => maxRecordBytesOf({}) + 4096;
 
 /** Event fields read as exact text. */
 const EXACT = ['ts', 'dur', 'tts', 'tdur'] as const;
@@ -167,7 +169,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
         await store.run(`CREATE TEMP TABLE tw_ct AS SELECT * FROM read_json(${sqlString(out)}, format = 'newline_delimited',
           columns = {_line: 'BIGINT', ph: 'VARCHAR', name: 'VARCHAR', cat: 'VARCHAR', pid: 'VARCHAR', tid: 'VARCHAR', id: 'VARCHAR',
             _ts: 'VARCHAR', _ts_text: 'VARCHAR', _dur: 'VARCHAR', _dur_text: 'VARCHAR', args: 'JSON'},
-          maximum_object_size = ${MAX_EVENT_BYTES})`);
+          maximum_object_size = ${maxEventBytes()})`);
       } catch (e) {
         if (!(e instanceof QueryError)) throw e;
         throw new TickwiseError('bad-record', traceMessages.badRecord(cleanDuckdbMessage(e.message)), {
@@ -332,10 +334,13 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
            OR (ph = 'C' AND args IS NULL)`);
       const rawCount = await store.count('tw_ct_raw');
       if (rawCount > 0) {
+        // only the staged lines of those events are parsed again (picked here by their source line), not the whole file
+        const want = new Set((await store.query({ line: 'number' }, 'SELECT DISTINCT _line AS line FROM tw_ct_raw')).map((r) => r.line));
+        await store.run('CREATE OR REPLACE TEMP TABLE tw_ct_rawj (j VARCHAR)');
+        await pickLines(out, scan.lines[0]!, want, (batch) => store.appendTemp('tw_ct_rawj', batch));
         await store.run(`INSERT INTO raw_records
           SELECT ${captureId}, 'chrome:' || coalesce(j->>'ph', '?'), (j->>'_line')::BIGINT, ${sourceJsonSql('j', EXACT)}
-          FROM read_json_objects(${sqlString(out)}, format = 'newline_delimited', maximum_object_size = ${MAX_EVENT_BYTES}) AS t(j)
-          WHERE (j->>'_line')::BIGINT IN (SELECT _line FROM tw_ct_raw) ORDER BY 3`);
+          FROM (SELECT j::JSON AS j FROM tw_ct_rawj) ORDER BY 3`);
       }
       await eventDiagnostics(store, diags);
 
@@ -355,10 +360,37 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
       await insertDiagnostics(store, captureId, src.displayPath, diags);
       return { capture_id: captureId, format: 'chrome-trace', records, dispatches, diagnostics: diags.length };
     } finally {
-      for (const t of ['tw_ct', 'tw_ct_devprop', 'tw_ct_proc', 'tw_ct_be', 'tw_ct_pair', 'tw_ct_span', 'tw_ct_dev', 'tw_ct_raw']) await store.run(`DROP TABLE IF EXISTS ${t}`).catch(() => undefined);
+      for (const t of ['tw_ct', 'tw_ct_rawj', 'tw_ct_devprop', 'tw_ct_proc', 'tw_ct_be', 'tw_ct_pair', 'tw_ct_span', 'tw_ct_dev', 'tw_ct_raw']) await store.run(`DROP TABLE IF EXISTS ${t}`).catch(() => undefined);
       await store.run('DROP VIEW IF EXISTS tw_ct_k').catch(() => undefined);
     }
   });
+}
+
+/**
+ * Streams the staged NDJSON and hands on, in batches, the lines whose record
+ * came from a source line in `want` (`lines[i]` is the source line of staged
+ * line i), each as a one-value row.
+ */
+async function pickLines(path: string, lines: Uint32Array, want: Set<number>, flush: (rows: string[][]) => Promise<unknown>): Promise<void> {
+  let i = 0;
+  let rest: Buffer | null = null;
+  let batch: string[][] = [];
+  for await (const chunk of createReadStream(path, { highWaterMark: 4 << 20 }) as AsyncIterable<Buffer>) {
+    const buf: Buffer = rest === null ? chunk : Buffer.concat([rest, chunk]);
+    let start = 0;
+    for (let nl = buf.indexOf(10, start); nl !== -1; nl = buf.indexOf(10, start)) {
+      if (want.has(lines[i]!)) batch.push([buf.toString('utf8', start, nl)]);
+      i++;
+      start = nl + 1;
+    }
+    rest = start < buf.length ? buf.subarray(start) : null;
+    if (batch.length >= 8192) {
+      await flush(batch);
+      batch = [];
+    }
+  }
+  if (rest !== null && rest.length > 0 && want.has(lines[i]!)) batch.push([rest.toString('utf8')]);
+  if (batch.length > 0) await flush(batch);
 }
 
 /** Kineto's `deviceProperties` (a JSON array of {id, name, ...}): ids as text (they are matched to pids), names. */
