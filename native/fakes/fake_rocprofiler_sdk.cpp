@@ -78,6 +78,7 @@ struct Sdk {
   bool stop = false;
   bool watermark_delivery = true;
   std::thread delivery;
+  std::atomic<bool> restart_delivery{false};  // a forked child starts its delivery thread lazily
 };
 
 Sdk* g_sdk = nullptr;
@@ -141,6 +142,7 @@ void delivery_main() {
 }
 
 void report_dispatch(const FakeDispatch* d) {
+  if (g_sdk->restart_delivery.exchange(false)) g_sdk->delivery = std::thread(delivery_main);
   std::vector<Buffer*> targets;
   {
     std::lock_guard<std::mutex> s(g_sdk->mu);
@@ -252,7 +254,9 @@ void atfork_child() {
   atfork_release();
   new (&g_sdk->wake) std::condition_variable();
   new (&g_sdk->delivery) std::thread();
-  if (!g_sdk->stop) g_sdk->delivery = std::thread(delivery_main);
+  // No thread is created here (inside fork, before the runtime has settled): the child's own
+  // delivery thread starts with its first dispatch report.
+  g_sdk->restart_delivery.store(!g_sdk->stop);
 }
 
 }  // namespace
