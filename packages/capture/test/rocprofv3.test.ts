@@ -84,6 +84,21 @@ describe('rocprofv3 kernel trace CSV', () => {
     expect((err as TickwiseError).where()).toMatch(/no_name_column\.csv:1: not a rocprofv3 kernel trace: missing column\(s\) kernel_name, end_timestamp/);
     expect((err as TickwiseError).exitCode).toBe(2);
   });
+
+  it('a record with too few fields is named at its own line (DuckDB\'s sniffer says line 1), plain and gzip', async () => {
+    const lines = readFileSync(fixture('rocprofv3', 'kernel_trace.csv'), 'utf8').split('\n');
+    lines[2] = lines[2]!.replace(/,[^,]*$/, '');
+    const dir = tmp();
+    const plain = join(dir, 'short_row.csv');
+    writeFileSync(plain, lines.join('\n'));
+    writeFileSync(plain + '.gz', gzipSync(lines.join('\n')));
+    const header = lines[0]!.split(',').length;
+    for (const f of [plain, plain + '.gz']) {
+      const err = await load(f, { format: 'rocprofv3-csv' }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TickwiseError);
+      expect((err as TickwiseError).where()).toMatch(new RegExp(`short_row\\.csv(\\.gz)?:3: bad record: ${header - 1} field\\(s\\) where the header has ${header}`));
+    }
+  });
 });
 
 describe('rocprofv3 JSON output (results.json)', () => {

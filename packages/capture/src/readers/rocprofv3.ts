@@ -188,6 +188,12 @@ export async function importRocprofCsv(store: Store, src: SourceFile, opts: Impo
       await store.run(`CREATE TEMP TABLE tw_rp_csv AS SELECT * FROM ${read}`);
     } catch (e) {
       const msg = (e as Error).message;
+      // DuckDB's sniffer names line 1 (or the first line of its sample) for a record with too few or too many
+      // fields further down: find that record ourselves and name it
+      const ragged = await firstRaggedCsvRecord(src).catch(() => null);
+      if (ragged !== null) {
+        throw new TickwiseError('bad-record', traceMessages.badRecord(`${ragged.fields} field(s) where the header has ${ragged.header}`), { file: src.displayPath, line: ragged.line, cause: e });
+      }
       const line = /Line: (\d+)/i.exec(msg) ?? /line (\d+)/i.exec(msg);
       throw new TickwiseError('bad-record', traceMessages.badRecord(cleanDuckdbMessage(msg)), { file: src.displayPath, line: line ? Number(line[1]) : undefined, cause: e });
     }
@@ -376,4 +382,55 @@ export function sniffRocprofCsv(head: string): boolean {
 /** True when a file's first bytes look like rocprofv3's JSON output. */
 export function sniffRocprofJson(head: string): boolean {
   return /^\s*\{\s*"rocprofiler-sdk-tool"\s*:/.test(head);
+}
+
+/**
+ * The first CSV record (after the header) whose field count differs from the
+ * header's, with the line it starts on (quotes and doubled quotes honoured,
+ * newlines inside quotes counted); null when every record has the header's
+ * count. Streams the file (gzip too) and stops at the first such record.
+ */
+export async function firstRaggedCsvRecord(src: SourceFile): Promise<{ line: number; fields: number; header: number } | null> {
+  const { createReadStream } = await import('node:fs');
+  const { createGunzip } = await import('node:zlib');
+  let input: NodeJS.ReadableStream = createReadStream(src.path);
+  if (src.compression === 'gzip') input = input.pipe(createGunzip());
+  let line = 1;
+  let recordLine = 1;
+  let fields = 1;
+  let header = -1;
+  let inQuotes = false;
+  let pendingQuote = false;
+  let empty = true;
+  for await (const chunk of input as AsyncIterable<Buffer>) {
+    for (let i = 0; i < chunk.length; i++) {
+      const c = chunk[i]!;
+      if (inQuotes) {
+        if (c === 0x22) { inQuotes = false; pendingQuote = true; } else if (c === 0x0a) line++;
+        continue;
+      }
+      if (c === 0x22) {
+        inQuotes = true;
+        if (pendingQuote) pendingQuote = false; // a doubled quote inside a quoted field
+        empty = false;
+        continue;
+      }
+      pendingQuote = false;
+      if (c === 0x2c) { fields++; empty = false; continue; }
+      if (c === 0x0a) {
+        if (!empty) {
+          if (header < 0) header = fields;
+          else if (fields !== header) return { line: recordLine, fields, header };
+        }
+        line++;
+        recordLine = line;
+        fields = 1;
+        empty = true;
+        continue;
+      }
+      if (c !== 0x0d) empty = false;
+    }
+  }
+  if (!empty && header >= 0 && fields !== header) return { line: recordLine, fields, header };
+  return null;
 }
