@@ -50,6 +50,7 @@ const rows = [
   ['tickwise ceiling (numbers)', median(tickwise, ['ceiling', '--gpu-group-ms', '0.40', '--npu-tile-ms', '6.0', '--rows', '8192']), 'node -e 0', nodeMs, 2],
   ['tickwise kernels store', median(tickwise, ['kernels', db]), 'minimal DuckDB script', minimalMs, 1.5],
   ['tickwise gaps store', median(tickwise, ['gaps', db, '--min-gap', '200us']), 'minimal DuckDB script', minimalMs, 1.5],
+  ['tickwise provenance --help', median(tickwise, ['provenance', '--help']), 'node -e 0', nodeMs, 2],
   ['tickwise --help (from source, tsx)', median(tickwise, ['--help'], { TICKWISE_FROM_SOURCE: '1' }), 'node -e 0', nodeMs, null],
 ];
 console.log(`start-up, whole processes, median of ${runs} (wall ms)`);

@@ -46,13 +46,23 @@ describe('the verb list', () => {
 });
 
 describe('start-up loads only what the verb needs', () => {
-  // (a verb's own --help loads that verb's module, and with it DuckDB: the verbs import the store at the top)
+  // (a verb's own --help loads that verb's module; DuckDB and SQLite load only when a store or a rocpd file is opened)
   it('--help, --version and a mistyped verb load neither DuckDB nor the chart libraries', () => {
     for (const args of [['--help'], ['--version'], ['gap']]) {
       const r = loads(args);
       expect(r.rc, args.join(' ')).toBe(args[0] === 'gap' ? 2 : 0);
       expect(r.urls.length, args.join(' ')).toBeGreaterThan(0);
       expect(r.urls.filter((u) => /duckdb|better-sqlite3|vega/.test(u)), args.join(' ')).toEqual([]);
+    }
+  });
+
+  it('ceiling from numbers and a verb\'s own --help load neither DuckDB nor SQLite (the store loads them when it opens)', () => {
+    const ceiling = loads(['ceiling', '--rows', '8192', '--gpu-group-ms', '0.40', '--npu-tile-ms', '6.0']);
+    expect(ceiling.rc).toBe(0);
+    expect(ceiling.stdout).toContain('8192');
+    for (const r of [ceiling, loads(['provenance', '--help']), loads(['kernels', '--help'])]) {
+      expect(r.urls.length).toBeGreaterThan(0);
+      expect(r.urls.filter((u) => /duckdb|better-sqlite3|vega/.test(u))).toEqual([]);
     }
   });
 

@@ -1,4 +1,5 @@
-import { DuckDBTypeId, type DuckDBAppender } from '@duckdb/node-api';
+import type { DuckDBAppender, DuckDBTypeId } from '@duckdb/node-api';
+import { duckdbModule } from './duckdb-module';
 import { toJsonText } from './json';
 
 /** A value that does not fit its column: the message says which column and why. */
@@ -11,18 +12,23 @@ export class AppendValueError extends Error {
 
 type Writer = (v: unknown) => void;
 
-const INT_RANGES: Partial<Record<DuckDBTypeId, readonly [bigint, bigint]>> = {
-  [DuckDBTypeId.TINYINT]: [-(2n ** 7n), 2n ** 7n - 1n],
-  [DuckDBTypeId.SMALLINT]: [-(2n ** 15n), 2n ** 15n - 1n],
-  [DuckDBTypeId.INTEGER]: [-(2n ** 31n), 2n ** 31n - 1n],
-  [DuckDBTypeId.BIGINT]: [-(2n ** 63n), 2n ** 63n - 1n],
-  [DuckDBTypeId.HUGEINT]: [-(2n ** 127n), 2n ** 127n - 1n],
-  [DuckDBTypeId.UTINYINT]: [0n, 2n ** 8n - 1n],
-  [DuckDBTypeId.USMALLINT]: [0n, 2n ** 16n - 1n],
-  [DuckDBTypeId.UINTEGER]: [0n, 2n ** 32n - 1n],
-  [DuckDBTypeId.UBIGINT]: [0n, 2n ** 64n - 1n],
-  [DuckDBTypeId.UHUGEINT]: [0n, 2n ** 128n - 1n],
-};
+let intRanges: Partial<Record<DuckDBTypeId, readonly [bigint, bigint]>> | undefined;
+
+/** Each integer type's range, by its DuckDB type id (built once DuckDB is loaded). */
+function intRangesOf(T: typeof DuckDBTypeId): Partial<Record<DuckDBTypeId, readonly [bigint, bigint]>> {
+  return intRanges ??= {
+    [T.TINYINT]: [-(2n ** 7n), 2n ** 7n - 1n],
+    [T.SMALLINT]: [-(2n ** 15n), 2n ** 15n - 1n],
+    [T.INTEGER]: [-(2n ** 31n), 2n ** 31n - 1n],
+    [T.BIGINT]: [-(2n ** 63n), 2n ** 63n - 1n],
+    [T.HUGEINT]: [-(2n ** 127n), 2n ** 127n - 1n],
+    [T.UTINYINT]: [0n, 2n ** 8n - 1n],
+    [T.USMALLINT]: [0n, 2n ** 16n - 1n],
+    [T.UINTEGER]: [0n, 2n ** 32n - 1n],
+    [T.UBIGINT]: [0n, 2n ** 64n - 1n],
+    [T.UHUGEINT]: [0n, 2n ** 128n - 1n],
+  };
+}
 
 function exactInteger(v: unknown, what: string): bigint {
   if (typeof v === 'bigint') return v;
@@ -44,8 +50,9 @@ function exactInteger(v: unknown, what: string): bigint {
 export function columnWriter(app: DuckDBAppender, index: number, what: string, json: boolean): Writer {
   const type = app.columnType(index);
   const id = type.typeId;
+  const T = duckdbModule().DuckDBTypeId;
   json ||= type.alias === 'JSON';
-  const range = INT_RANGES[id];
+  const range = intRangesOf(T)[id];
   if (range) {
     const [lo, hi] = range;
     const check = (v: unknown): bigint => {
@@ -61,34 +68,34 @@ export function columnWriter(app: DuckDBAppender, index: number, what: string, j
     const small = (v: unknown): number => (typeof v === 'number' && Number.isSafeInteger(v) && v >= loN && v <= hiN ? v : Number(check(v)));
     const wide = (v: unknown): bigint => (typeof v === 'number' && Number.isSafeInteger(v) && v >= loN ? BigInt(v) : check(v));
     switch (id) {
-      case DuckDBTypeId.TINYINT: return (v) => app.appendTinyInt(small(v));
-      case DuckDBTypeId.SMALLINT: return (v) => app.appendSmallInt(small(v));
-      case DuckDBTypeId.INTEGER: return (v) => app.appendInteger(small(v));
-      case DuckDBTypeId.UTINYINT: return (v) => app.appendUTinyInt(small(v));
-      case DuckDBTypeId.USMALLINT: return (v) => app.appendUSmallInt(small(v));
-      case DuckDBTypeId.UINTEGER: return (v) => app.appendUInteger(small(v));
-      case DuckDBTypeId.BIGINT: return (v) => app.appendBigInt(typeof v === 'bigint' && v >= lo && v <= hi ? v : wide(v));
-      case DuckDBTypeId.UBIGINT: return (v) => app.appendUBigInt(typeof v === 'bigint' && v >= lo && v <= hi ? v : wide(v));
-      case DuckDBTypeId.HUGEINT: return (v) => app.appendHugeInt(wide(v));
+      case T.TINYINT: return (v) => app.appendTinyInt(small(v));
+      case T.SMALLINT: return (v) => app.appendSmallInt(small(v));
+      case T.INTEGER: return (v) => app.appendInteger(small(v));
+      case T.UTINYINT: return (v) => app.appendUTinyInt(small(v));
+      case T.USMALLINT: return (v) => app.appendUSmallInt(small(v));
+      case T.UINTEGER: return (v) => app.appendUInteger(small(v));
+      case T.BIGINT: return (v) => app.appendBigInt(typeof v === 'bigint' && v >= lo && v <= hi ? v : wide(v));
+      case T.UBIGINT: return (v) => app.appendUBigInt(typeof v === 'bigint' && v >= lo && v <= hi ? v : wide(v));
+      case T.HUGEINT: return (v) => app.appendHugeInt(wide(v));
       default: return (v) => app.appendUHugeInt(wide(v));
     }
   }
   switch (id) {
-    case DuckDBTypeId.BOOLEAN:
+    case T.BOOLEAN:
       return (v) => {
         if (typeof v !== 'boolean') throw new AppendValueError(`${what}: ${String(v)} is not a boolean`);
         app.appendBoolean(v);
       };
-    case DuckDBTypeId.DOUBLE:
-    case DuckDBTypeId.FLOAT: {
-      const put = id === DuckDBTypeId.DOUBLE ? (x: number) => app.appendDouble(x) : (x: number) => app.appendFloat(x);
+    case T.DOUBLE:
+    case T.FLOAT: {
+      const put = id === T.DOUBLE ? (x: number) => app.appendDouble(x) : (x: number) => app.appendFloat(x);
       return (v) => {
         const x = typeof v === 'number' ? v : typeof v === 'bigint' ? Number(v) : typeof v === 'string' && v.trim() !== '' ? Number(v) : Number.NaN;
         if (Number.isNaN(x) && !(typeof v === 'number')) throw new AppendValueError(`${what}: ${String(v)} is not a number`);
         put(x);
       };
     }
-    case DuckDBTypeId.VARCHAR:
+    case T.VARCHAR:
       return (v) => {
         if (typeof v === 'string') app.appendVarchar(v);
         else if (json) app.appendVarchar(toJsonText(v, 0));

@@ -1,4 +1,5 @@
-import { DuckDBConnection, DuckDBInstance, type DuckDBAppender, type DuckDBValue } from '@duckdb/node-api';
+import type { DuckDBAppender, DuckDBConnection, DuckDBInstance, DuckDBValue } from '@duckdb/node-api';
+import { loadDuckdb } from './duckdb-module';
 import { TickwiseError } from '@tickwise/time';
 import { TABLES, TABLE_NAMES, SCHEMA_VERSION, tableColumns, type AppendRow, type TableName } from './schema';
 import { AppendValueError, columnWriter, forEachRow } from './append';
@@ -18,6 +19,16 @@ export type Row = Record<string, unknown>;
  * The tickwise store: a DuckDB database (file or in-memory) with the
  * canonical schema. The only place that talks to DuckDB's client.
  */
+/**
+ * `TICKWISE_TRACE_SQL=1`: every statement's wall time and its first line of
+ * SQL on stderr (where an import or a verb spends its time).
+ */
+const TRACE_SQL = Boolean(process.env['TICKWISE_TRACE_SQL']);
+
+function traceSql(t0: number, sql: string): void {
+  process.stderr.write(`sql ${(performance.now() - t0).toFixed(1).padStart(8)} ms  ${sql.replace(/\s+/g, ' ').trim().slice(0, 160)}\n`);
+}
+
 export class Store {
   readonly path: string;
   private readonly instance: DuckDBInstance;
@@ -44,9 +55,10 @@ export class Store {
     const options: Record<string, string> = {};
     if (opts.readOnly) options['access_mode'] = 'READ_ONLY';
     if (opts.threads !== undefined) options['threads'] = String(opts.threads);
+    const duckdb = await loadDuckdb();
     let instance: DuckDBInstance;
     try {
-      instance = await DuckDBInstance.create(path, options);
+      instance = await duckdb.DuckDBInstance.create(path, options);
     } catch (e) {
       throw new TickwiseError('unreadable-input', openFailure((e as Error).message), { file: path, cause: e });
     }
@@ -104,11 +116,14 @@ export class Store {
 
   /** Runs a statement, discarding any result. */
   async run(sql: string, params?: Params): Promise<void> {
+    const t0 = TRACE_SQL ? performance.now() : 0;
     try {
       if (params === undefined) await this.conn.run(sql);
       else await this.conn.run(sql, params as never);
     } catch (e) {
       throw new QueryError(`query failed: ${(e as Error).message}`, sql, e);
+    } finally {
+      if (TRACE_SQL) traceSql(t0, sql);
     }
   }
 
@@ -120,8 +135,10 @@ export class Store {
 
   /** Runs a query and returns column names, DuckDB type names and rows. */
   async table(sql: string, params?: Params): Promise<{ columns: string[]; types: string[]; rows: Row[] }> {
+    const t0 = TRACE_SQL ? performance.now() : 0;
     try {
       const reader = params === undefined ? await this.conn.runAndReadAll(sql) : await this.conn.runAndReadAll(sql, params as never);
+      if (TRACE_SQL) traceSql(t0, sql);
       const columns = reader.columnNames();
       const types = reader.columnTypes().map((t) => t.toString());
       const raw = reader.getRows() as DuckDBValue[][];

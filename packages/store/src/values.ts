@@ -1,10 +1,5 @@
-import {
-  DuckDBArrayValue,
-  DuckDBDecimalValue,
-  DuckDBListValue,
-  DuckDBStructValue,
-  type DuckDBValue,
-} from '@duckdb/node-api';
+import type { DuckDBValue } from '@duckdb/node-api';
+import { duckdbModule } from './duckdb-module';
 
 /**
  * Converts a DuckDB value to plain JS: integers stay `bigint` (never a lossy
@@ -13,6 +8,8 @@ import {
  */
 export function convertValue(v: DuckDBValue): unknown {
   if (v === null || typeof v === 'bigint' || typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean') return v;
+  // a value came from a store, so DuckDB is loaded
+  const { DuckDBArrayValue, DuckDBDecimalValue, DuckDBListValue, DuckDBStructValue } = duckdbModule();
   if (v instanceof DuckDBDecimalValue) return v.toDouble();
   if (v instanceof DuckDBListValue || v instanceof DuckDBArrayValue) return v.items.map((x) => convertValue(x));
   if (v instanceof DuckDBStructValue) {

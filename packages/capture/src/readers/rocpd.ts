@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import type { Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import type { Diagnostic, ImportOptions, ImportResult } from './ireeperf-jsonl';
@@ -81,7 +81,9 @@ export async function importRocpd(store: Store, src: SourceFile, opts: ImportOpt
   sha.catch(() => undefined);
   let db: Sqlite;
   try {
-    db = new Database(src.path, { readonly: true, fileMustExist: true });
+    // loaded here, not at start-up: only a rocpd import needs SQLite
+    const { default: SqliteDatabase } = await import('better-sqlite3');
+    db = new SqliteDatabase(src.path, { readonly: true, fileMustExist: true });
   } catch (e) {
     throw new TickwiseError('unreadable-input', traceMessages.unreadable((e as Error).message), { file: src.displayPath, cause: e });
   }
