@@ -5,7 +5,7 @@
  * (EXEC_CMD to observed completion).
  */
 import { sqlBigint, sqlInt, sqlString } from './quote';
-import { DEVICE_TIMED, HOST_TIMED, type Scope, type SelectionSpec } from './selection';
+import { DEVICE_TIMED, HOST_TIMED, segmentJoinSql, type Scope, type SelectionSpec } from './selection';
 
 /**
  * The rows `selectionSql(spec, scope)` selects (one time source per device,
@@ -25,17 +25,11 @@ export function launchRowsSql(spec: SelectionSpec, scope: Scope, extraWhere?: st
   ];
   if (scope.queue !== null) where.push(`queue = ${sqlInt(scope.queue)}`);
   if (extraWhere) where.push(`(${extraWhere})`);
-  let segment = '0';
-  if (spec.segments !== null) {
-    const mine = spec.segments.filter((g) => g.capture_id === scope.capture_id && g.device === scope.device);
-    segment = mine.length === 0
-      ? 'NULL::INTEGER'
-      : `CASE ${mine.map((g) => `WHEN start_ns >= ${sqlBigint(g.from_ns)}${g.until_ns === null ? '' : ` AND start_ns < ${sqlBigint(g.until_ns)}`} THEN ${sqlInt(g.segment)}`).join(' ')} END`;
-  }
-  const inner = `SELECT capture_id, device, queue, submission_id, coalesce(kernel, 'unknown') AS kernel, start_ns, end_ns, end_ns - start_ns AS dur_ns,
-      workgroup_count_x AS wx, workgroup_count_y AS wy, workgroup_count_z AS wz, rows AS rows_src, ${segment} AS segment
+  const rows = (segment: string) => `SELECT capture_id, device, queue, submission_id, coalesce(kernel, 'unknown') AS kernel, start_ns, end_ns, end_ns - start_ns AS dur_ns,
+      workgroup_count_x AS wx, workgroup_count_y AS wy, workgroup_count_z AS wz, rows AS rows_src${segment}
     FROM dispatches WHERE ${where.join(' AND ')}`;
-  return spec.segments === null ? inner : `SELECT * FROM (${inner}) WHERE segment IS NOT NULL`;
+  if (spec.segments === null) return rows(', 0 AS segment');
+  return segmentJoinSql(rows(''), spec.segments.filter((g) => g.capture_id === scope.capture_id && g.device === scope.device));
 }
 
 /**

@@ -66,15 +66,131 @@ function sourcePredicate(s: DeviceSource): string {
   return `(capture_id = ${sqlInt(s.capture_id)} AND device = ${sqlInt(s.device)} AND time_source IN (${list(fam)}))`;
 }
 
-/** The segment label of a row with `capture_id`, `device`, `start_ns` columns (0 without segmentation). */
+/**
+ * The selected ranges as the CASE of one WHEN per range in list order would
+ * label start times: per (capture, device), non-empty, disjoint, ascending
+ * `from_ns`, each time labelled with the segment of the first listed range
+ * holding it. Ranges from the segmentation are disjoint already (sorted,
+ * empty ones dropped); overlapping ones are cut at every endpoint.
+ */
+export function disjointSegments(segments: readonly SegmentRange[]): SegmentRange[] {
+  const groups = new Map<string, { range: SegmentRange; order: number }[]>();
+  segments.forEach((range, order) => {
+    if (range.until_ns !== null && range.until_ns <= range.from_ns) return;
+    const key = `${range.capture_id}/${range.device}`;
+    let g = groups.get(key);
+    if (g === undefined) groups.set(key, (g = []));
+    g.push({ range, order });
+  });
+  const out: SegmentRange[] = [];
+  for (const g of groups.values()) {
+    g.sort((a, b) => (a.range.from_ns < b.range.from_ns ? -1 : a.range.from_ns > b.range.from_ns ? 1 : a.order - b.order));
+    const disjoint = g.every((x, i) => i === 0 || (g[i - 1]!.range.until_ns !== null && g[i - 1]!.range.until_ns! <= x.range.from_ns));
+    if (disjoint) {
+      for (const x of g) out.push(x.range);
+      continue;
+    }
+    // Sweep the elementary intervals between endpoints; the active range listed first wins (a heap on list order, expired ranges popped lazily).
+    const { capture_id, device } = g[0]!.range;
+    const points = [...new Set(g.flatMap((x) => (x.range.until_ns === null ? [x.range.from_ns] : [x.range.from_ns, x.range.until_ns])))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const heap: { range: SegmentRange; order: number }[] = [];
+    const push = (x: { range: SegmentRange; order: number }) => {
+      let i = heap.push(x) - 1;
+      while (i > 0) {
+        const p = (i - 1) >> 1;
+        if (heap[p]!.order <= heap[i]!.order) break;
+        [heap[p], heap[i]] = [heap[i]!, heap[p]!];
+        i = p;
+      }
+    };
+    const pop = () => {
+      const last = heap.pop()!;
+      if (heap.length === 0) return;
+      heap[0] = last;
+      for (let i = 0; ;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < heap.length && heap[l]!.order < heap[m]!.order) m = l;
+        if (r < heap.length && heap[r]!.order < heap[m]!.order) m = r;
+        if (m === i) break;
+        [heap[m], heap[i]] = [heap[i]!, heap[m]!];
+        i = m;
+      }
+    };
+    let next = 0;
+    /** Index in `out` of the range emitted for the previous elementary interval (-1: none), to merge a run of one winner. */
+    let prev = -1;
+    for (let i = 0; i < points.length; i++) {
+      const at = points[i]!;
+      const until = i + 1 < points.length ? points[i + 1]! : null;
+      while (next < g.length && g[next]!.range.from_ns <= at) push(g[next++]!);
+      while (heap.length > 0 && heap[0]!.range.until_ns !== null && heap[0]!.range.until_ns! <= at) pop();
+      const win = heap[0]?.range;
+      if (win === undefined) {
+        prev = -1;
+      } else if (prev >= 0 && out[prev]!.segment === win.segment) {
+        out[prev] = { ...out[prev]!, until_ns: until };
+      } else {
+        prev = out.push({ capture_id, device, segment: win.segment, from_ns: at, until_ns: until }) - 1;
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * The segment label of a row with `capture_id`, `device`, `start_ns` columns
+ * (0 without segmentation; NULL outside the selected ranges): per (capture,
+ * device), a balanced tree of CASEs over the disjoint ranges' starts, so a
+ * row costs log2(ranges) comparisons, not one per range.
+ */
 export function segmentExpr(segments: readonly SegmentRange[] | null): string {
   if (segments === null) return '0';
-  if (segments.length === 0) return 'NULL::INTEGER';
-  const whens = segments.map((g) => {
-    const upper = g.until_ns === null ? '' : ` AND start_ns < ${sqlBigint(g.until_ns)}`;
-    return `WHEN capture_id = ${sqlInt(g.capture_id)} AND device = ${sqlInt(g.device)} AND start_ns >= ${sqlBigint(g.from_ns)}${upper} THEN ${sqlInt(g.segment)}`;
-  });
+  const ranges = disjointSegments(segments);
+  if (ranges.length === 0) return 'NULL::INTEGER';
+  const tree = (lo: number, hi: number): string => {
+    if (hi - lo === 1) {
+      const g = ranges[lo]!;
+      const upper = g.until_ns === null ? '' : ` AND start_ns < ${sqlBigint(g.until_ns)}`;
+      return `CASE WHEN start_ns >= ${sqlBigint(g.from_ns)}${upper} THEN ${sqlInt(g.segment)} END`;
+    }
+    const mid = (lo + hi) >> 1;
+    return `CASE WHEN start_ns < ${sqlBigint(ranges[mid]!.from_ns)} THEN ${tree(lo, mid)} ELSE ${tree(mid, hi)} END`;
+  };
+  const whens: string[] = [];
+  for (let lo = 0; lo < ranges.length;) {
+    const { capture_id, device } = ranges[lo]!;
+    let hi = lo + 1;
+    while (hi < ranges.length && ranges[hi]!.capture_id === capture_id && ranges[hi]!.device === device) hi++;
+    whens.push(`WHEN capture_id = ${sqlInt(capture_id)} AND device = ${sqlInt(device)} THEN ${tree(lo, hi)}`);
+    lo = hi;
+  }
   return `CASE ${whens.join(' ')} END`;
+}
+
+/**
+ * Labels the rows of `rows` (a relation with `capture_id`, `device`,
+ * `start_ns`) with their segment and keeps only those in a selected range:
+ * `rows`' columns, then `segment`. An ASOF join of each row to the last
+ * selected range of its (capture, device) starting at or before it, kept
+ * when the row starts before that range's end: a sort-merge, ~(rows +
+ * ranges) log, where a CASE with one branch per range cost rows x ranges
+ * (1 M rows, 25,000 ranges: 28.5 s -> 0.3 s). The ranges are an inline list
+ * (no temp table: read-only stores, and callers embed the SQL as a
+ * subquery). `segments` null: every row, segment 0.
+ */
+export function segmentJoinSql(rows: string, segments: readonly SegmentRange[] | null): string {
+  if (segments === null) return `SELECT *, 0 AS segment FROM (${rows})`;
+  const ranges = disjointSegments(segments);
+  if (ranges.length === 0) return `SELECT *, NULL::INTEGER AS segment FROM (${rows}) WHERE false`;
+  const col = (f: (g: SegmentRange) => string, type: string) => `unnest([${ranges.map(f).join(', ')}]::${type}[])`;
+  const list = `SELECT ${col((g) => sqlInt(g.capture_id), 'INTEGER')} AS g_capture_id, ${col((g) => sqlInt(g.device), 'INTEGER')} AS g_device,
+      ${col((g) => sqlInt(g.from_ns), 'BIGINT')} AS g_from_ns, ${col((g) => (g.until_ns === null ? 'NULL' : sqlInt(g.until_ns)), 'BIGINT')} AS g_until_ns,
+      ${col((g) => sqlInt(g.segment), 'INTEGER')} AS g_segment`;
+  return `SELECT r.*, g.g_segment AS segment FROM (${rows}) r
+    ASOF JOIN (${list}) g ON r.capture_id = g.g_capture_id AND r.device = g.g_device AND r.start_ns >= g.g_from_ns
+    WHERE g.g_until_ns IS NULL OR r.start_ns < g.g_until_ns`;
 }
 
 /**
@@ -83,6 +199,7 @@ export function segmentExpr(segments: readonly SegmentRange[] | null): string {
  * end_ns, dur_ns, time_source, segment`. A submission is identified by
  * (queue, submission_id); a dispatch without a submission id is its own
  * submission (`rowid_key` tells such rows apart: see {@link SUBMISSION_KEY}).
+ * With segment ranges, each row is labelled by {@link segmentJoinSql}.
  */
 export function selectionSql(spec: SelectionSpec, scope?: Scope, extraWhere?: string): string {
   const sources = scope ? spec.sources.filter((s) => s.capture_id === scope.capture_id && s.device === scope.device) : spec.sources;
@@ -97,13 +214,14 @@ export function selectionSql(spec: SelectionSpec, scope?: Scope, extraWhere?: st
     if (scope.queue !== null) where.push(`queue = ${sqlInt(scope.queue)}`);
   }
   if (extraWhere) where.push(`(${extraWhere})`);
-  const inner = `SELECT capture_id, device, queue, submission_id,
+  const rows = (segment: string) => `SELECT capture_id, device, queue, submission_id,
       rowid AS rowid_key,
-      kernel, start_ns, end_ns, end_ns - start_ns AS dur_ns, time_source,
-      ${segmentExpr(spec.segments)} AS segment
+      kernel, start_ns, end_ns, end_ns - start_ns AS dur_ns, time_source${segment}
     FROM dispatches
     WHERE ${where.join(' AND ')}`;
-  return spec.segments === null ? inner : `SELECT * FROM (${inner}) WHERE segment IS NOT NULL`;
+  if (spec.segments === null) return rows(',\n      0 AS segment');
+  const mine = spec.segments.filter((g) => sources.some((s) => s.capture_id === g.capture_id && s.device === g.device));
+  return segmentJoinSql(rows(''), mine);
 }
 
 /**
