@@ -147,3 +147,16 @@ export function sourceJsonSql(col: string, exactKeys: readonly string[]): string
   const lead = `regexp_replace(${col}::VARCHAR, '^\\{"_line":[0-9]+,"_i":\\[[0-9,]*\\],?', '{')`;
   return keys ? `regexp_replace(${lead}, '(,"_(${keys})(_text)?":(null|"([^"\\\\]|\\\\.)*"))+\\}$', '}')::JSON` : `${lead}::JSON`;
 }
+
+const LEAD_KEYS = /^\{"_line":[0-9]+,"_i":\[[0-9,]*\],?/;
+const exactTails = new Map<string, RegExp>();
+
+/** {@link sourceJsonSql} in JS, on one staged record's text (the same two rewrites). */
+export function sourceJsonText(text: string, exactKeys: readonly string[]): string {
+  const keys = exactKeys.map((k) => k.replace(/[^A-Za-z0-9_]/g, '')).join('|');
+  const lead = text.replace(LEAD_KEYS, '{');
+  if (!keys) return lead;
+  let tail = exactTails.get(keys);
+  if (tail === undefined) exactTails.set(keys, tail = new RegExp(`(,"_(${keys})(_text)?":(null|"([^"\\\\]|\\\\.)*"))+\\}$`));
+  return lead.replace(tail, '}');
+}

@@ -30,6 +30,23 @@ export interface RecordSpec {
    */
   readonly exactKeys?: readonly string[];
   readonly convert?: (key: string, text: string) => string | null;
+  /**
+   * Write the NDJSON in parts of about this many bytes (`out`, then
+   * `out.1`, `out.2`, ...), calling `onPart` as each is complete, so a reader
+   * can load a part while the scan goes on. Default: one file.
+   */
+  readonly partBytes?: number;
+  readonly onPart?: (part: NdjsonPart) => void;
+}
+
+/** One complete part of a spec's NDJSON output. */
+export interface NdjsonPart {
+  readonly path: string;
+  /** Its first byte's offset in the whole output (the parts one after another). */
+  readonly startByte: number;
+  /** Index of its first record in the whole output, and how many it holds. */
+  readonly firstRecord: number;
+  readonly records: number;
 }
 
 /** Options of {@link scanJsonRecords}. */
@@ -58,6 +75,10 @@ export interface ScanResult {
   readonly counts: number[];
   /** 1-based source line of each written record, per spec (to map a reader's errors back). */
   readonly lines: Uint32Array[];
+  /** Per spec: the byte offset in its NDJSON output just past each record's newline (to read chosen records back). */
+  readonly ends: Float64Array[];
+  /** Per spec: its NDJSON output's parts, in order (one file unless `partBytes` was given). */
+  readonly parts: (readonly NdjsonPart[])[];
   /**
    * Captured values by concrete path: keys joined with `/`, array positions
    * as their index (`rocprofiler-sdk-tool/0/metadata`).
@@ -154,14 +175,27 @@ function jsonString(s: string): string {
 
 /** One spec's NDJSON file: whole records only are ever in `buf`, written out in large blocks. */
 class NdjsonOut {
-  private readonly stream: WriteStream;
+  private stream: WriteStream;
+  private readonly parts: NdjsonPart[] = [];
+  private partPath: string;
+  private partStart = 0;
+  private partFirst = 0;
   buf = Buffer.allocUnsafe(1 << 20);
   pos = 0;
   count = 0;
   private lines = new Uint32Array(1024);
-  constructor(path: string) {
-    this.stream = createWriteStream(path);
-    this.stream.on('error', () => undefined); // reported by close()
+  /** Byte offset in the file just past each record's newline (record i is [ends[i-1], ends[i])). */
+  private ends = new Float64Array(1024);
+  /** Bytes handed to the stream before `buf`. */
+  private written = 0;
+  constructor(private readonly path: string, private readonly partBytes = Infinity, private readonly onPart?: (part: NdjsonPart) => void) {
+    this.partPath = path;
+    this.stream = NdjsonOut.open(path);
+  }
+  private static open(path: string): WriteStream {
+    const stream = createWriteStream(path);
+    stream.on('error', () => undefined); // reported by close()
+    return stream;
   }
   ensure(n: number): void {
     if (this.pos + n <= this.buf.length) return;
@@ -250,24 +284,50 @@ class NdjsonOut {
       const l = new Uint32Array(this.lines.length * 2);
       l.set(this.lines);
       this.lines = l;
+      const e = new Float64Array(this.ends.length * 2);
+      e.set(this.ends);
+      this.ends = e;
     }
+    this.ends[this.count] = this.written + this.pos;
     this.lines[this.count++] = line;
   }
   sourceLines(): Uint32Array {
     return this.lines.subarray(0, this.count);
   }
+  recordEnds(): Float64Array {
+    return this.ends.subarray(0, this.count);
+  }
   /** Writes out what is assembled once it is large. */
   async flush(force = false): Promise<void> {
-    if (this.pos === 0 || (!force && this.pos < 4 << 20)) return;
+    if (this.pos === 0 || (!force && this.pos < Math.min(4 << 20, this.partBytes))) return;
     const done = this.buf.subarray(0, this.pos);
     this.buf = Buffer.allocUnsafe(Math.max(1 << 20, this.buf.length));
+    this.written += this.pos;
     this.pos = 0;
     if (!this.stream.write(done)) await once(this.stream, 'drain');
+    // the buffer holds whole records only, so a part ends at a record's end
+    if (!force && this.written - this.partStart >= this.partBytes) await this.endPart(true);
+  }
+  /** Closes the current part (handing it to onPart), and opens the next one when `more`. */
+  private async endPart(more: boolean): Promise<void> {
+    this.stream.end();
+    await once(this.stream, 'finish');
+    const part: NdjsonPart = { path: this.partPath, startByte: this.partStart, firstRecord: this.partFirst, records: this.count - this.partFirst };
+    this.parts.push(part);
+    this.onPart?.(part);
+    if (!more) return;
+    this.partStart = this.written;
+    this.partFirst = this.count;
+    this.partPath = `${this.path}.${this.parts.length}`;
+    this.stream = NdjsonOut.open(this.partPath);
   }
   async close(): Promise<void> {
     await this.flush(true);
-    this.stream.end();
-    await once(this.stream, 'finish');
+    await this.endPart(false);
+  }
+  /** The parts written, in order (one, at `out`, unless partBytes was set). */
+  allParts(): readonly NdjsonPart[] {
+    return this.parts;
   }
   destroy(): void {
     this.stream.destroy();
@@ -321,7 +381,7 @@ class RecordScanner {
     private readonly captureLimit: number,
   ) {
     this.root = buildTrie(opts);
-    this.outs = opts.records.map((r) => new NdjsonOut(r.out));
+    this.outs = opts.records.map((r) => new NdjsonOut(r.out, r.partBytes, r.onPart));
     this.exactKeys = opts.records.map((r) => r.exactKeys ?? []);
     this.exactNames = this.exactKeys.map((keys) => keys.map((k) => [Buffer.from(`,"_${k}":`), Buffer.from(`,"_${k}_text":`)] as const));
   }
@@ -704,6 +764,8 @@ class RecordScanner {
     return {
       counts: this.outs.map((o) => o.count),
       lines: this.outs.map((o) => o.sourceLines()),
+      ends: this.outs.map((o) => o.recordEnds()),
+      parts: this.outs.map((o) => o.allParts()),
       captured: this.captured,
       issues: this.issues,
       sourceLines: this.t.line,

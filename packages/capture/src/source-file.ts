@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { constants, createWriteStream, type Stats } from 'node:fs';
 import { mkdtemp, open, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -231,6 +230,7 @@ export async function openSource(displayPathIn: string): Promise<SourceFile> {
     isDirectory: false,
     cleanup: async () => {
       openVersions.delete(path);
+      stopHashes(path);
       const after = await currentVersion(path);
       await removeTmp();
       if (!sameVersion(version, after)) throw changedError(displayPath, version, after);
@@ -239,39 +239,88 @@ export async function openSource(displayPathIn: string): Promise<SourceFile> {
 }
 
 /**
- * SHA-256 of a file as hex, streamed. For a file opened by
- * {@link openSource}, the bytes hashed must be the bytes it had when it was
- * opened (same size, unchanged during the hash), or it fails with
+ * The hashing thread's code: reads the file in 4 MiB blocks, hashes them,
+ * and posts `{ hex, bytes }` (or `{ error }`). A worker, not the main
+ * thread: an import's main thread is busy (the JSON scanner, or awaiting
+ * DuckDB's small queries), and a 4 MiB block hashed there delays each of them.
+ */
+const HASH_WORKER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { openSync, readSync, closeSync } = require('node:fs');
+const { createHash } = require('node:crypto');
+try {
+  const fd = openSync(workerData.path, 'r');
+  const h = createHash('sha256');
+  const buf = Buffer.allocUnsafe(4 << 20);
+  let bytes = 0;
+  try {
+    for (;;) {
+      const n = readSync(fd, buf, 0, buf.length, null);
+      if (n === 0) break;
+      h.update(buf.subarray(0, n));
+      bytes += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  parentPort.postMessage({ hex: h.digest('hex'), bytes });
+} catch (e) {
+  parentPort.postMessage({ error: String(e && e.message || e) });
+}
+`;
+
+/** Hashing threads of files opened by {@link openSource}: stopped by the source's cleanup. */
+const hashWorkers = new Map<string, Set<{ terminate(): Promise<number> }>>();
+
+/** SHA-256 of a file's bytes on a worker thread: the hex digest and the number of bytes hashed. */
+async function hashOnWorker(path: string, displayPath: string): Promise<{ hex: string; bytes: number }> {
+  const { Worker } = await import('node:worker_threads');
+  // execArgv [] : the code is CommonJS, whatever the parent's flags (--input-type=module, loaders)
+  const w = new Worker(HASH_WORKER, { eval: true, execArgv: [], workerData: { path } });
+  let set = hashWorkers.get(path);
+  if (set === undefined) hashWorkers.set(path, set = new Set());
+  set.add(w);
+  try {
+    return await new Promise((resolve, reject) => {
+      w.once('message', (m: { hex?: string; bytes?: number; error?: string }) => {
+        if (m.hex !== undefined) resolve({ hex: m.hex, bytes: m.bytes ?? 0 });
+        else reject(new TickwiseError('unreadable-input', `cannot hash: ${m.error ?? 'unknown error'}`, { file: displayPath }));
+      });
+      w.once('error', (e) => reject(new TickwiseError('unreadable-input', `cannot hash: ${e.message}`, { file: displayPath, cause: e })));
+      // terminated by the import's cleanup (it ended before the hash)
+      w.once('exit', () => reject(new TickwiseError('hash-abandoned', 'the import ended before its hash', { file: displayPath })));
+    });
+  } finally {
+    set.delete(w);
+    if (set.size === 0) hashWorkers.delete(path);
+    void w.terminate();
+  }
+}
+
+/** Stops any hash of `path` still running (the import that wanted it has ended). */
+function stopHashes(path: string): void {
+  for (const w of hashWorkers.get(path) ?? []) void w.terminate();
+  hashWorkers.delete(path);
+}
+
+/**
+ * SHA-256 of a file as hex, streamed, on a worker thread. For a file opened
+ * by {@link openSource}, the bytes hashed must be the bytes it had when it
+ * was opened (same size, unchanged during the hash), or it fails with
  * `input-changed`.
  */
 export async function sha256File(path: string): Promise<string> {
   const opened = openVersions.get(path);
-  const fh = await open(path, 'r');
-  let hashed = 0;
-  const h = createHash('sha256');
-  let before: FileVersion;
-  try {
-    before = versionOf(await fh.stat({ bigint: true }));
-    const buf = Buffer.alloc(4 << 20);
-    for (;;) {
-      // the import ended (its cleanup ran, e.g. after an error on line 1): stop, do not read the rest of a large file
-      if (opened && openVersions.get(path) !== opened) throw new TickwiseError('hash-abandoned', 'the import ended before its hash', { file: opened.displayPath });
-      const { bytesRead } = await fh.read(buf, 0, buf.length, null);
-      if (bytesRead === 0) break;
-      h.update(buf.subarray(0, bytesRead));
-      hashed += bytesRead;
-    }
-  } finally {
-    await fh.close();
-  }
+  const before = await currentVersion(path);
+  const { hex, bytes } = await hashOnWorker(path, opened?.displayPath ?? path);
   if (opened) {
     const after = await currentVersion(path);
     const reference = opened.version;
-    if (!sameVersion(reference, before) || !sameVersion(reference, after) || hashed !== reference.size) {
+    if (!sameVersion(reference, before) || !sameVersion(reference, after) || bytes !== reference.size) {
       throw changedError(opened.displayPath, reference, after ?? null);
     }
   }
-  return h.digest('hex');
+  return hex;
 }
 
 /**

@@ -85,6 +85,28 @@ describe('Chrome trace JSON: units and precision', () => {
     expect(raw.at(-1)!['json']).toBe('{"name": "flow", "cat": "ac2g", "ph": "f", "bp": "e", "id": 101, "ts": 1700000000123.0004, "pid": 2, "tid": 7}');
   });
 
+  it('a minified trace (every event on line 1) gives the same rows: events are told apart by their index, not their line', async () => {
+    // B/E pairs, flows, metadata and an unmatched E all on one line: pairing and raw_records once keyed events by line,
+    // which multiplied B/E spans and copied every event of such a trace into raw_records
+    const oneLine = join(tmp(), 'precision-one-line.json');
+    writeFileSync(oneLine, readFileSync(PRECISION, 'utf8').replace(/\r?\n/g, ' '));
+    const multi = await load(PRECISION);
+    const one = await load(oneLine);
+    expect(one.result).toMatchObject({ records: multi.result.records, dispatches: multi.result.dispatches });
+    for (const sql of [
+      `SELECT * EXCLUDE (line) FROM dispatches`,
+      `SELECT * EXCLUDE (line) FROM host_events`,
+      `SELECT * EXCLUDE (line) FROM metric_samples`,
+      `SELECT record_type, json::VARCHAR AS json FROM raw_records`,
+    ]) {
+      const order = ' ORDER BY ALL';
+      const a = await multi.store.rows(sql + order);
+      expect(a.length, sql).toBeGreaterThan(0);
+      expect(await one.store.rows(sql + order), sql).toEqual(a);
+    }
+    expect(await one.store.scalar(`SELECT count(DISTINCT line) FROM raw_records`)).toBe(1n);
+  });
+
   it('displayTimeUnit is a display hint; --trace-time-unit ns reads ts/dur as ns and records the assumption', async () => {
     const plain = await load(fixture('chrome-trace', 'npu_same_run.json'));
     expect(await plain.store.rows(`SELECT code FROM diagnostics WHERE code = 'display-time-unit'`)).toHaveLength(1);

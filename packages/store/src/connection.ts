@@ -26,7 +26,7 @@ export type Row = Record<string, unknown>;
 const TRACE_SQL = Boolean(process.env['TICKWISE_TRACE_SQL']);
 
 function traceSql(t0: number, sql: string): void {
-  process.stderr.write(`sql ${(performance.now() - t0).toFixed(1).padStart(8)} ms  ${sql.replace(/\s+/g, ' ').trim().slice(0, 160)}\n`);
+  process.stderr.write(`sql ${(performance.now() - t0).toFixed(1).padStart(8)} ms ${sql.replace(/\s+/g, ' ').trim().slice(0, 160)}\n`);
 }
 
 export class Store {

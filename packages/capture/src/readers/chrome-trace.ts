@@ -5,10 +5,10 @@ import { QueryError, type DeviceKind, type Store } from '@tickwise/store';
 import { NS_PER, TickwiseError, type TimeUnit } from '@tickwise/time';
 import type { Diagnostic, ImportOptions, ImportResult } from './ireeperf-jsonl';
 import {
-  baseName, cleanDuckdbMessage, duckdbLine, insertAssumption, insertCapture, insertCondition, insertDevice, insertDiagnostics, sourceJsonSql, sqlString,
+  baseName, cleanDuckdbMessage, duckdbLine, insertAssumption, insertCapture, insertCondition, insertDevice, insertDiagnostics, sourceJsonText, sqlString,
   withTempDir,
 } from '../capture-rows';
-import { maxRecordBytesOf, scaleDecimal, scanJsonRecords, sourceLineOf } from '../json-records';
+import { maxRecordBytesOf, scaleDecimal, scanJsonRecords, sourceLineOf, type NdjsonPart } from '../json-records';
 import { sha256File, type SourceFile } from '../source-file';
 import { traceMessages } from '../trace-messages';
 import '../reader-options';
@@ -87,6 +87,15 @@ const NS_SUM = (a: string, b: string) =>
  */
 const maxEventBytes = () => maxRecordBytesOf({}) + 4096;
 
+/** The staged events' columns (`_line`: the source line; `_ts`/`_dur`: ns text, exact). */
+const STAGED = {
+  _line: 'BIGINT', ph: 'VARCHAR', name: 'VARCHAR', cat: 'VARCHAR', pid: 'VARCHAR', tid: 'VARCHAR', id: 'VARCHAR',
+  _ts: 'VARCHAR', _ts_text: 'VARCHAR', _dur: 'VARCHAR', _dur_text: 'VARCHAR', args: 'JSON',
+} as const;
+
+/** Staged events are written, and loaded by DuckDB while the scan goes on, in parts of this size. */
+const STAGE_PART_BYTES = 16 << 20;
+
 /** Event fields read as exact text. */
 const EXACT = ['ts', 'dur', 'tts', 'tdur'] as const;
 
@@ -110,6 +119,14 @@ const KIND_OF = (x: string, isDeviceId: string) =>
  * `cuda_sync` with their device and stream, never dispatches.
  */
 const SYNC_CAT = `regexp_matches(lcat, '(^|[_ ,])(cuda|hip|gpu)_sync($|[ ,])')`;
+
+/**
+ * SQL: a host event's `args` column, `{"pid":…,"tid":…,"args":…}`, put
+ * together as text: the same text `json_object` writes (pid and tid are
+ * staged as text, so they are JSON strings; `args` is already JSON text),
+ * without parsing every event's args again (~0.4 us an event).
+ */
+const HOST_ARGS = `('{"pid":' || coalesce(to_json(pid)::VARCHAR, 'null') || ',"tid":' || coalesce(to_json(tid)::VARCHAR, 'null') || ',"args":' || coalesce(args::VARCHAR, 'null') || '}')::JSON`;
 
 /** Categories that are not device kernels even inside a device process. */
 const NOT_KERNEL = `memcpy|memset|annotation|runtime|driver|cpu_op|python|user|ac2g|flow|overhead|trace`;
@@ -138,17 +155,62 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
   opts.onProgress?.('scanning');
   return withTempDir('tickwise-chrome-', async (dir) => {
     const out = join(dir, 'events.ndjson');
-    const scan = await scanJsonRecords(src, {
-      mode: 'document',
-      records: [{
-        paths: [['[]'], ['traceEvents', '[]']],
-        out,
-        exactKeys: EXACT,
-        // ns exact to the femtosecond (see FS_PER_NS): scaled to fs, then the point put back
-        convert: (_key, text) => fsToNsText(scaleDecimal(text, nsPerUnit * FS_PER_NS)),
-      }],
-      capture: META_KEYS.map((k) => [k]),
-    });
+    // Bound DuckDB's memory so a multi-GB trace spills to disk instead of growing the
+    // process (as the ireeperf reader does; TICKWISE_IMPORT_MEMORY overrides, e.g. "4GB").
+    // 700MB, not 1GB: DuckDB's sorts and JSON parsing and the process itself come on top
+    // (a 1 GB trace peaked at 1.7 GB RSS with 1GB, ~1.45 GB with 700MB, as fast)
+    await store.run(`SET memory_limit = '${(process.env['TICKWISE_IMPORT_MEMORY'] ?? '700MB').replace(/[^0-9A-Za-z.]/g, '')}'`);
+    await store.run(`SET temp_directory = ${sqlString(join(tmpdir(), 'tickwise-duckdb-spill'))}`);
+    await store.run('DROP TABLE IF EXISTS tw_ct');
+    await store.run(`CREATE TEMP TABLE tw_ct (${Object.entries(STAGED).map(([k, t]) => `${k} ${t}`).join(', ')})`);
+    // DuckDB loads each part of the staged events while the scanner writes the next (its
+    // threads parse JSON while this one scans), in order, so tw_ct's rowid is the event's index
+    let loading: Promise<unknown> = Promise.resolve();
+    let failed: { part: NdjsonPart; error: QueryError } | undefined;
+    const load = (part: NdjsonPart) => {
+      loading = loading.then(async () => {
+        if (failed) return;
+        try {
+          await store.run(`INSERT INTO tw_ct SELECT * FROM read_json(${sqlString(part.path)}, format = 'newline_delimited',
+            columns = {${Object.entries(STAGED).map(([k, t]) => `${k}: '${t}'`).join(', ')}}, maximum_object_size = ${maxEventBytes()})`);
+        } catch (e) {
+          if (!(e instanceof QueryError)) throw e;
+          failed = { part, error: e };
+        }
+      });
+    };
+    // one DuckDB thread while the scanner runs (it has a core to itself: 0.3 s less on 174 MB
+    // with 2 cores), the store's own setting after
+    const threads = String(await store.scalar(`SELECT current_setting('threads')`));
+    await store.run('SET threads = 1');
+    let scan;
+    try {
+      scan = await scanJsonRecords(src, {
+        mode: 'document',
+        records: [{
+          paths: [['[]'], ['traceEvents', '[]']],
+          out,
+          exactKeys: EXACT,
+          // ns exact to the femtosecond (see FS_PER_NS): scaled to fs, then the point put back
+          convert: (_key, text) => fsToNsText(scaleDecimal(text, nsPerUnit * FS_PER_NS)),
+          partBytes: STAGE_PART_BYTES,
+          onPart: load,
+        }],
+        capture: META_KEYS.map((k) => [k]),
+      });
+    } finally {
+      // never leave a load running on the store (the scan may have failed)
+      await loading.catch(() => undefined);
+      await store.run(`SET threads = ${Number(threads) || 1}`);
+    }
+    await loading;
+    if (failed) {
+      const { part, error } = failed;
+      const at = duckdbLine(error.message);
+      throw new TickwiseError('bad-record', traceMessages.badRecord(cleanDuckdbMessage(error.message)), {
+        file: src.displayPath, line: sourceLineOf(scan.lines[0]!, at === undefined ? undefined : part.firstRecord + at), cause: error,
+      });
+    }
     for (const i of scan.issues) diags.push(i);
     const records = scan.counts[0]!;
     if (records === 0) throw new TickwiseError('empty-input', traceMessages.noEvents(), { file: src.displayPath, line: 1 });
@@ -160,24 +222,6 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
 
     try {
       opts.onProgress?.('reading events');
-      await store.run('DROP TABLE IF EXISTS tw_ct');
-      // Bound DuckDB's memory so a multi-GB trace spills to disk instead of growing the
-      // process (as the ireeperf reader does; TICKWISE_IMPORT_MEMORY overrides, e.g. "4GB").
-      // 700MB, not 1GB: DuckDB's sorts and JSON parsing and the process itself come on top
-      // (a 1 GB trace peaked at 1.7 GB RSS with 1GB, ~1.45 GB with 700MB, as fast)
-      await store.run(`SET memory_limit = '${(process.env['TICKWISE_IMPORT_MEMORY'] ?? '700MB').replace(/[^0-9A-Za-z.]/g, '')}'`);
-      await store.run(`SET temp_directory = ${sqlString(join(tmpdir(), 'tickwise-duckdb-spill'))}`);
-      try {
-        await store.run(`CREATE TEMP TABLE tw_ct AS SELECT * FROM read_json(${sqlString(out)}, format = 'newline_delimited',
-          columns = {_line: 'BIGINT', ph: 'VARCHAR', name: 'VARCHAR', cat: 'VARCHAR', pid: 'VARCHAR', tid: 'VARCHAR', id: 'VARCHAR',
-            _ts: 'VARCHAR', _ts_text: 'VARCHAR', _dur: 'VARCHAR', _dur_text: 'VARCHAR', args: 'JSON'},
-          maximum_object_size = ${maxEventBytes()})`);
-      } catch (e) {
-        if (!(e instanceof QueryError)) throw e;
-        throw new TickwiseError('bad-record', traceMessages.badRecord(cleanDuckdbMessage(e.message)), {
-          file: src.displayPath, line: sourceLineOf(scan.lines[0]!, duckdbLine(e.message)), cause: e,
-        });
-      }
       const captureId = await store.nextCaptureId();
 
       // ---- the clock ----
@@ -245,13 +289,13 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
         LEFT JOIN tw_ct_devprop dp ON dp.id = p.pid)`);
       await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_be AS
         SELECT *, CASE WHEN ph = 'B' THEN depth ELSE depth + 1 END AS level FROM (
-          SELECT _line, ph, pid, tid, _ts, ts_ns, sum(CASE WHEN ph = 'B' THEN 1 ELSE -1 END)
-            OVER (PARTITION BY pid, tid ORDER BY ts_ns, _line ROWS UNBOUNDED PRECEDING) AS depth
-          FROM (SELECT *, ${NS_OF('_ts')} AS ts_ns FROM tw_ct WHERE ph IN ('B', 'E')) WHERE ts_ns IS NOT NULL)`);
+          SELECT rec, _line, ph, pid, tid, _ts, ts_ns, sum(CASE WHEN ph = 'B' THEN 1 ELSE -1 END)
+            OVER (PARTITION BY pid, tid ORDER BY ts_ns, rec ROWS UNBOUNDED PRECEDING) AS depth
+          FROM (SELECT rowid AS rec, *, ${NS_OF('_ts')} AS ts_ns FROM tw_ct WHERE ph IN ('B', 'E')) WHERE ts_ns IS NOT NULL)`);
       await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_pair AS
-        SELECT b._line AS b_line, e._line AS e_line, e._ts AS e_ts FROM
-          (SELECT *, row_number() OVER (PARTITION BY pid, tid, level ORDER BY ts_ns, _line) AS k FROM tw_ct_be WHERE ph = 'B') b
-          JOIN (SELECT *, row_number() OVER (PARTITION BY pid, tid, level ORDER BY ts_ns, _line) AS k FROM tw_ct_be WHERE ph = 'E') e
+        SELECT b.rec AS b_rec, e.rec AS e_rec, e._ts AS e_ts FROM
+          (SELECT *, row_number() OVER (PARTITION BY pid, tid, level ORDER BY ts_ns, rec) AS k FROM tw_ct_be WHERE ph = 'B') b
+          JOIN (SELECT *, row_number() OVER (PARTITION BY pid, tid, level ORDER BY ts_ns, rec) AS k FROM tw_ct_be WHERE ph = 'E') e
           ON b.pid IS NOT DISTINCT FROM e.pid AND b.tid IS NOT DISTINCT FROM e.tid AND b.level = e.level AND b.k = e.k
             AND e.ts_ns >= b.ts_ns`);
       await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_span AS SELECT *, CASE
@@ -265,11 +309,11 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
           CASE WHEN c.ph = 'X' THEN ${NS_SUM('c._ts', 'c._dur')} ELSE ${NS_OF('p.e_ts')} END AS te,
           CASE WHEN c.ph = 'X' THEN ${NS_OF('c._dur')} ELSE ${NS_OF('p.e_ts')} - ${NS_OF('c._ts')} END AS src_dur,
           c._ts IS NULL OR ${NS_OF('c._ts')} IS NULL AS no_ts, c.ph = 'X' AND (c._dur IS NULL OR ${NS_OF('c._dur')} IS NULL) AS no_dur,
-          c.ph = 'B' AND p.b_line IS NULL AND ${NS_OF('c._ts')} IS NOT NULL AS unmatched,
+          c.ph = 'B' AND p.b_rec IS NULL AND ${NS_OF('c._ts')} IS NOT NULL AS unmatched,
           pr.pkind,
           coalesce(pr.plabels, pr.pname) AS pname, pr.dpname,
           lower(coalesce(c.cat, '')) AS lcat
-        FROM tw_ct c LEFT JOIN tw_ct_pair p ON p.b_line = c._line LEFT JOIN tw_ct_proc pr ON pr.pid IS NOT DISTINCT FROM c.pid
+        FROM tw_ct c LEFT JOIN tw_ct_pair p ON p.b_rec = c.rowid LEFT JOIN tw_ct_proc pr ON pr.pid IS NOT DISTINCT FROM c.pid
         WHERE c.ph IN ('X', 'B'))`);
 
       // ---- devices: one per process holding kernels (args.device when every kernel has one) ----
@@ -317,12 +361,12 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
           CASE WHEN class IN ('copy', 'sync') THEN lcat ELSE 'slice' END, cat, name,
           TRY_CAST(args->>'correlation' AS UBIGINT), NULL, NULL, NULL, TRY_CAST(tid AS BIGINT),
           s_ns, e_ns, e_ns - s_ns, '${timeSource}', s_ns IS NOT NULL AND e_ns IS NOT NULL AND e_ns >= s_ns,
-          json_object('pid', pid, 'tid', tid, 'args', args), line
-        FROM tw_ct_k WHERE class <> 'kernel' ORDER BY line`);
+          ${HOST_ARGS}, line
+        FROM tw_ct_k WHERE class <> 'kernel'`);
       await store.run(`INSERT INTO host_events
         SELECT ${captureId}, NULL, NULL, 'instant', cat, name, NULL, NULL, NULL, NULL, TRY_CAST(tid AS BIGINT),
-          ${ns('_ts', true)} AS s_ns, s_ns, 0, '${timeSource}', s_ns IS NOT NULL, json_object('pid', pid, 'tid', tid, 'args', args), _line
-        FROM tw_ct WHERE ph IN ('i', 'I', 'R') ORDER BY _line`);
+          ${ns('_ts', true)} AS s_ns, s_ns, 0, '${timeSource}', s_ns IS NOT NULL, ${HOST_ARGS}, _line
+        FROM tw_ct WHERE ph IN ('i', 'I', 'R')`);
       await store.run(`INSERT INTO metric_samples
         SELECT ${captureId}, NULL, NULL, NULL, name || CASE WHEN k = 'value' THEN '' ELSE '.' || k END, NULL, 'chrome_counter',
           ${ns('_ts', true)} AS t_ns, t_ns, TRY_CAST(args->>k AS DOUBLE), _line
@@ -330,19 +374,19 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
 
       // ---- what has no table: metadata, flows, async, objects, unmatched E, events without ph ----
       await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_raw AS
-        SELECT _line, coalesce(ph, '?') AS ph FROM tw_ct
+        SELECT rowid AS rec, _line, coalesce(ph, '?') AS ph FROM tw_ct
         WHERE ph IS NULL OR ph NOT IN ('X', 'B', 'E', 'i', 'I', 'R', 'C')
-           OR (ph = 'E' AND _line NOT IN (SELECT e_line FROM tw_ct_pair))
+           OR (ph = 'E' AND rowid NOT IN (SELECT e_rec FROM tw_ct_pair))
            OR (ph = 'C' AND args IS NULL)`);
       const rawCount = await store.count('tw_ct_raw');
       if (rawCount > 0) {
-        // only the staged lines of those events are parsed again (picked here by their source line), not the whole file
-        const want = new Set((await store.query({ line: 'number' }, 'SELECT DISTINCT _line AS line FROM tw_ct_raw')).map((r) => r.line));
-        await store.run('CREATE OR REPLACE TEMP TABLE tw_ct_rawj (j VARCHAR)');
-        await pickLines(out, scan.lines[0]!, want, (batch) => store.appendTemp('tw_ct_rawj', batch));
-        await store.run(`INSERT INTO raw_records
-          SELECT ${captureId}, 'chrome:' || coalesce(j->>'ph', '?'), (j->>'_line')::BIGINT, ${sourceJsonSql('j', EXACT)}
-          FROM (SELECT j::JSON AS j FROM tw_ct_rawj) ORDER BY 3`);
+        // only those events' staged records are read again (by their index: one source line can hold every
+        // event of a minified trace), and turned back into the source's text here, not in SQL
+        const raws = await store.query({ rec: 'number', line: 'number', ph: 'string' }, 'SELECT rec, _line AS line, ph FROM tw_ct_raw ORDER BY rec');
+        await store.run('CREATE OR REPLACE TEMP TABLE tw_ct_rawj (line BIGINT, record_type VARCHAR, j VARCHAR)');
+        await pickRecords(scan.parts[0]!, scan.ends[0]!, raws.map((r) => r.rec), (texts, from) =>
+          store.appendTemp('tw_ct_rawj', texts.map((t, k) => [raws[from + k]!.line, `chrome:${raws[from + k]!.ph}`, sourceJsonText(t, EXACT)])));
+        await store.run(`INSERT INTO raw_records SELECT ${captureId}, record_type, line, j::JSON FROM tw_ct_rawj`);
       }
       await eventDiagnostics(store, diags);
 
@@ -369,46 +413,61 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
 }
 
 /**
- * Streams the staged NDJSON and hands on, in batches, the lines whose record
- * came from a source line in `want` (`lines[i]` is the source line of staged
- * line i), each as a one-value row.
+ * Reads back the staged NDJSON records `recs` (indexes, ascending; `ends[i]`
+ * is the byte just past record i in the whole output, `parts` its files) and
+ * hands their texts on in batches, with the position in `recs` of a batch's
+ * first. Only those records' bytes are read (runs of nearby records of one
+ * part in one read), not the whole output again.
  */
-async function pickLines(path: string, lines: Uint32Array, want: Set<number>, flush: (rows: string[][]) => Promise<unknown>): Promise<void> {
-  // one reused buffer, read synchronously: a stream's 4 MiB chunks piled up as
-  // external memory until a GC (+600 MB RSS on the 1 GB bench trace)
-  let buf = Buffer.allocUnsafe(4 << 20);
-  let have = 0;
-  let i = 0;
-  let batch: string[][] = [];
-  const fd = openSync(path, 'r');
-  try {
-    for (;;) {
-      if (have === buf.length) {
-        const bigger = Buffer.allocUnsafe(buf.length * 2);
-        buf.copy(bigger, 0, 0, have);
-        buf = bigger;
-      }
-      const n = readSync(fd, buf, have, buf.length - have, null);
-      if (n === 0) break;
-      have += n;
-      let start = 0;
-      for (let nl = buf.indexOf(10, start); nl !== -1 && nl < have; nl = buf.indexOf(10, start)) {
-        if (want.has(lines[i]!)) batch.push([buf.toString('utf8', start, nl)]);
-        i++;
-        start = nl + 1;
-      }
-      buf.copy(buf, 0, start, have);
-      have -= start;
-      if (batch.length >= 8192) {
-        await flush(batch);
-        batch = [];
-      }
+async function pickRecords(parts: readonly NdjsonPart[], ends: Float64Array, recs: readonly number[], flush: (texts: string[], from: number) => Promise<unknown>): Promise<void> {
+  const startOf = (i: number) => (i === 0 ? 0 : ends[i - 1]!);
+  const partOf = (i: number) => {
+    let lo = 0;
+    for (let hi = parts.length - 1; lo < hi;) {
+      const mid = (lo + hi + 1) >> 1;
+      if (parts[mid]!.firstRecord <= i) lo = mid;
+      else hi = mid - 1;
     }
-  } finally {
-    closeSync(fd);
+    return lo;
+  };
+  const GAP = 64 << 10; // records this close are read together
+  const MAX_READ = 8 << 20;
+  let buf = Buffer.allocUnsafe(1 << 20);
+  let batch: string[] = [];
+  let batchFrom = 0;
+  for (let k = 0; k < recs.length;) {
+    const p = partOf(recs[k]!);
+    const part = parts[p]!;
+    const partEnd = part.firstRecord + part.records;
+    // one read: from this record through the next ones of the same part while the gaps are small
+    let last = k;
+    while (last + 1 < recs.length && recs[last + 1]! < partEnd && startOf(recs[last + 1]!) - ends[recs[last]!]! <= GAP &&
+      ends[recs[last + 1]!]! - startOf(recs[k]!) <= MAX_READ) last++;
+    const from = startOf(recs[k]!);
+    const n = ends[recs[last]!]! - from;
+    if (buf.length < n) buf = Buffer.allocUnsafe(n);
+    const fd = openSync(part.path, 'r');
+    try {
+      for (let got = 0; got < n;) {
+        const r = readSync(fd, buf, got, n - got, from - part.startByte + got);
+        if (r === 0) throw new Error(`internal: staged events part ${part.path} ends before byte ${from - part.startByte + n}`);
+        got += r;
+      }
+    } finally {
+      closeSync(fd);
+    }
+    for (let j = k; j <= last; j++) {
+      const i = recs[j]!;
+      batch.push(buf.toString('utf8', startOf(i) - from, ends[i]! - 1 - from)); // without its newline
+    }
+    k = last + 1;
+    if (batch.length >= 8192) {
+      await flush(batch, batchFrom);
+      batchFrom = k;
+      batch = [];
+    }
   }
-  if (have > 0 && want.has(lines[i]!)) batch.push([buf.toString('utf8', 0, have)]);
-  if (batch.length > 0) await flush(batch);
+  if (batch.length > 0) await flush(batch, batchFrom);
 }
 
 /** Kineto's `deviceProperties` (a JSON array of {id, name, ...}): ids as text (they are matched to pids), names. */
@@ -454,8 +513,8 @@ async function eventDiagnostics(store: Store, diags: Diagnostic[]): Promise<void
        count(*) FILTER (WHERE ts IS NOT NULL AND te IS NOT NULL AND (s_ns IS NULL OR e_ns IS NULL))::INTEGER AS range,
        min(line) FILTER (WHERE ts IS NOT NULL AND te IS NOT NULL AND (s_ns IS NULL OR e_ns IS NULL)) AS range_line,
        count(*) FILTER (WHERE unmatched)::INTEGER AS unmatched_b, min(line) FILTER (WHERE unmatched) AS unmatched_b_line,
-       (SELECT count(*) FROM tw_ct WHERE ph = 'E' AND _line NOT IN (SELECT e_line FROM tw_ct_pair))::INTEGER AS unmatched_e,
-       (SELECT min(_line) FROM tw_ct WHERE ph = 'E' AND _line NOT IN (SELECT e_line FROM tw_ct_pair)) AS unmatched_e_line
+       (SELECT count(*) FROM tw_ct WHERE ph = 'E' AND rowid NOT IN (SELECT e_rec FROM tw_ct_pair))::INTEGER AS unmatched_e,
+       (SELECT min(_line) FROM tw_ct WHERE ph = 'E' AND rowid NOT IN (SELECT e_rec FROM tw_ct_pair)) AS unmatched_e_line
      FROM tw_ct_k`,
   ))[0]!;
   const at = (l: number | null) => l ?? undefined;
