@@ -16,7 +16,7 @@
  * ```
  */
 import { sqlInt } from './quote';
-import { DEVICE_TIMED, HOST_TIMED, segmentExpr, selectionSql, type Scope, type SelectionSpec } from './selection';
+import { DEVICE_TIMED, HOST_TIMED, segmentJoinSql, selectionSql, type Scope, type SelectionSpec } from './selection';
 
 /** What `--work` may select. */
 export const WorkSet = {
@@ -54,11 +54,13 @@ export function hostWorkSql(spec: SelectionSpec, scope?: Scope): string {
     pred.length ? `(${pred.join(' OR ')})` : 'false',
   ];
   const inner = `SELECT capture_id, device, ${HOST_WORK_QUEUE} AS queue, submission_id, -1 - rowid AS rowid_key,
-      name AS kernel, start_ns, end_ns, end_ns - start_ns AS dur_ns, time_source, ${segmentExpr(spec.segments)} AS segment,
+      name AS kernel, start_ns, end_ns, end_ns - start_ns AS dur_ns, time_source,
       event_id AS correlation_id, CASE WHEN kind LIKE '%memset%' THEN 'memset' ELSE 'copy' END AS work
     FROM host_events WHERE ${where.join(' AND ')}`;
-  const q = scope && scope.queue !== null ? ` AND queue = ${sqlInt(scope.queue)}` : '';
-  return `SELECT * FROM (${inner}) WHERE true${spec.segments === null ? '' : ' AND segment IS NOT NULL'}${q}`;
+  const q = scope && scope.queue !== null ? ` WHERE queue = ${sqlInt(scope.queue)}` : '';
+  // segment labels by an ASOF join (segmentJoinSql), in selectionSql's column order (the UNION with the kernels is by position)
+  return `SELECT capture_id, device, queue, submission_id, rowid_key, kernel, start_ns, end_ns, dur_ns, time_source, segment, correlation_id, work
+    FROM (${segmentJoinSql(inner, spec.segments)})${q}`;
 }
 
 /**

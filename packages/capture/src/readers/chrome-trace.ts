@@ -1,14 +1,15 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { QueryError, type DeviceKind, type Store } from '@tickwise/store';
+import type { DeviceKind, Store } from '@tickwise/store';
 import { NS_PER, TickwiseError, type TimeUnit } from '@tickwise/time';
 import type { Diagnostic, ImportOptions, ImportResult } from './ireeperf-jsonl';
 import {
-  baseName, cleanDuckdbMessage, duckdbLine, insertAssumption, insertCapture, insertCondition, insertDevice, insertDiagnostics, sourceJsonText, sqlString,
+  baseName, insertAssumption, insertCapture, insertCondition, insertDevice, insertDiagnostics, sourceJsonText, sqlString,
   withTempDir,
 } from '../capture-rows';
-import { maxRecordBytesOf, scaleDecimal, scanJsonRecords, sourceLineOf, type NdjsonPart } from '../json-records';
+import { maxRecordBytesOf, scaleDecimal, scanJsonRecords, type NdjsonPart } from '../json-records';
+import { PartLoader, STAGE_PART_BYTES } from '../part-loader';
 import { sha256File, type SourceFile } from '../source-file';
 import { traceMessages } from '../trace-messages';
 import '../reader-options';
@@ -93,9 +94,6 @@ const STAGED = {
   _ts: 'VARCHAR', _ts_text: 'VARCHAR', _dur: 'VARCHAR', _dur_text: 'VARCHAR', args: 'JSON',
 } as const;
 
-/** Staged events are written, and loaded by DuckDB while the scan goes on, in parts of this size. */
-const STAGE_PART_BYTES = 16 << 20;
-
 /** Event fields read as exact text. */
 const EXACT = ['ts', 'dur', 'tts', 'tdur'] as const;
 
@@ -161,28 +159,8 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
     // (a 1 GB trace peaked at 1.7 GB RSS with 1GB, ~1.45 GB with 700MB, as fast)
     await store.run(`SET memory_limit = '${(process.env['TICKWISE_IMPORT_MEMORY'] ?? '700MB').replace(/[^0-9A-Za-z.]/g, '')}'`);
     await store.run(`SET temp_directory = ${sqlString(join(tmpdir(), 'tickwise-duckdb-spill'))}`);
-    await store.run('DROP TABLE IF EXISTS tw_ct');
-    await store.run(`CREATE TEMP TABLE tw_ct (${Object.entries(STAGED).map(([k, t]) => `${k} ${t}`).join(', ')})`);
-    // DuckDB loads each part of the staged events while the scanner writes the next (its
-    // threads parse JSON while this one scans), in order, so tw_ct's rowid is the event's index
-    let loading: Promise<unknown> = Promise.resolve();
-    let failed: { part: NdjsonPart; error: QueryError } | undefined;
-    const load = (part: NdjsonPart) => {
-      loading = loading.then(async () => {
-        if (failed) return;
-        try {
-          await store.run(`INSERT INTO tw_ct SELECT * FROM read_json(${sqlString(part.path)}, format = 'newline_delimited',
-            columns = {${Object.entries(STAGED).map(([k, t]) => `${k}: '${t}'`).join(', ')}}, maximum_object_size = ${maxEventBytes()})`);
-        } catch (e) {
-          if (!(e instanceof QueryError)) throw e;
-          failed = { part, error: e };
-        }
-      });
-    };
-    // one DuckDB thread while the scanner runs (it has a core to itself: 0.3 s less on 174 MB
-    // with 2 cores), the store's own setting after
-    const threads = String(await store.scalar(`SELECT current_setting('threads')`));
-    await store.run('SET threads = 1');
+    // DuckDB loads each part of the staged events while the scanner writes the next; tw_ct's rowid is the event's index
+    const loader = await PartLoader.start(store, maxEventBytes());
     let scan;
     try {
       scan = await scanJsonRecords(src, {
@@ -194,23 +172,14 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
           // ns exact to the femtosecond (see FS_PER_NS): scaled to fs, then the point put back
           convert: (_key, text) => fsToNsText(scaleDecimal(text, nsPerUnit * FS_PER_NS)),
           partBytes: STAGE_PART_BYTES,
-          onPart: load,
+          onPart: loader.into(0, 'tw_ct', Object.entries(STAGED).map(([k, t]) => `${k}: '${t}'`).join(', ')),
         }],
         capture: META_KEYS.map((k) => [k]),
       });
     } finally {
-      // never leave a load running on the store (the scan may have failed)
-      await loading.catch(() => undefined);
-      await store.run(`SET threads = ${Number(threads) || 1}`);
+      await loader.settle(); // never leave a load running on the store (the scan may have failed)
     }
-    await loading;
-    if (failed) {
-      const { part, error } = failed;
-      const at = duckdbLine(error.message);
-      throw new TickwiseError('bad-record', traceMessages.badRecord(cleanDuckdbMessage(error.message)), {
-        file: src.displayPath, line: sourceLineOf(scan.lines[0]!, at === undefined ? undefined : part.firstRecord + at), cause: error,
-      });
-    }
+    await loader.finish(scan.lines, src.displayPath);
     for (const i of scan.issues) diags.push(i);
     const records = scan.counts[0]!;
     if (records === 0) throw new TickwiseError('empty-input', traceMessages.noEvents(), { file: src.displayPath, line: 1 });

@@ -1,12 +1,13 @@
 import { join } from 'node:path';
-import { QueryError, type Store } from '@tickwise/store';
+import type { Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import type { Diagnostic, ImportOptions, ImportResult } from './ireeperf-jsonl';
 import {
-  baseName, cleanDuckdbMessage, duckdbCompression, duckdbLine, insertAssumption, insertCapture, insertCondition, insertDevice, insertDiagnostics,
+  baseName, cleanDuckdbMessage, duckdbCompression, insertAssumption, insertCapture, insertCondition, insertDevice, insertDiagnostics,
   sqlString, withTempDir,
 } from '../capture-rows';
-import { scanJsonRecords, sourceLineOf } from '../json-records';
+import { scanJsonRecords } from '../json-records';
+import { PartLoader, STAGE_PART_BYTES } from '../part-loader';
 import { sha256File, type SourceFile } from '../source-file';
 import { traceMessages } from '../trace-messages';
 import '../reader-options';
@@ -257,46 +258,42 @@ export async function importRocprofJson(store: Store, src: SourceFile, opts: Imp
   opts.onProgress?.('scanning');
   return withTempDir('tickwise-rocprof-', async (dir) => {
     const hostKinds = Object.keys(JSON_HOST_KINDS) as (keyof typeof JSON_HOST_KINDS)[];
-    const specs = [
-      { paths: [[TOOL, '[]', 'buffer_records', 'kernel_dispatch', '[]']], out: join(dir, 'kd.ndjson') },
-      { paths: [[TOOL, '[]', 'agents', '[]']], out: join(dir, 'agents.ndjson') },
-      { paths: [[TOOL, '[]', 'kernel_symbols', '[]']], out: join(dir, 'syms.ndjson') },
-      ...hostKinds.map((k) => ({ paths: [[TOOL, '[]', 'buffer_records', k, '[]']], out: join(dir, `${k}.ndjson`) })),
+    const corr = `correlation_id: 'STRUCT(internal UBIGINT, external UBIGINT)'`;
+    const hostColumns = `kind: 'VARCHAR', operation: 'VARCHAR', thread_id: 'UBIGINT', ${corr}, start_timestamp: 'UBIGINT',
+          end_timestamp: 'UBIGINT', dst_agent_id: 'STRUCT(handle UBIGINT)', src_agent_id: 'STRUCT(handle UBIGINT)', bytes: 'UBIGINT'`;
+    // each record kind: its path, its staging table and columns (read by DuckDB in parts while the scan goes on)
+    const kinds = [
+      { path: [TOOL, '[]', 'buffer_records', 'kernel_dispatch', '[]'], name: 'kd', table: 'tw_rpj_kd', columns: `thread_id: 'UBIGINT', ${corr}, start_timestamp: 'UBIGINT', end_timestamp: 'UBIGINT',
+        stream_id: 'STRUCT(handle UBIGINT)',
+        dispatch_info: 'STRUCT(agent_id STRUCT(handle UBIGINT), queue_id STRUCT(handle UBIGINT), kernel_id UBIGINT, dispatch_id UBIGINT,
+          workgroup_size STRUCT(x UBIGINT, y UBIGINT, z UBIGINT), grid_size STRUCT(x UBIGINT, y UBIGINT, z UBIGINT))'` },
+      { path: [TOOL, '[]', 'agents', '[]'], name: 'agents', table: 'tw_rpj_agents', columns: `id: 'STRUCT(handle UBIGINT)', type: 'VARCHAR', node_id: 'UBIGINT', logical_node_id: 'UBIGINT',
+        name: 'VARCHAR', product_name: 'VARCHAR', model_name: 'VARCHAR'` },
+      { path: [TOOL, '[]', 'kernel_symbols', '[]'], name: 'syms', table: 'tw_rpj_syms', columns: `kernel_id: 'UBIGINT', kernel_name: 'VARCHAR', formatted_kernel_name: 'VARCHAR', truncated_kernel_name: 'VARCHAR'` },
+      ...hostKinds.map((k, i) => ({ path: [TOOL, '[]', 'buffer_records', k, '[]'], name: k, table: `tw_rpj_h${i}`, columns: hostColumns })),
     ];
-    const scan = await scanJsonRecords(src, {
-      mode: 'document',
-      records: specs,
-      capture: [[TOOL, '[]', 'metadata'], [TOOL, '[]', 'strings', 'buffer_records']],
-    });
+    const loader = await PartLoader.start(store, 268435456);
+    let scan;
+    try {
+      scan = await scanJsonRecords(src, {
+        mode: 'document',
+        records: kinds.map((k, i) => ({
+          paths: [k.path], out: join(dir, `${k.name}.ndjson`), partBytes: STAGE_PART_BYTES,
+          onPart: loader.into(i, k.table, `_line: 'UBIGINT', _i: 'UBIGINT[]', ${k.columns}`),
+        })),
+        capture: [[TOOL, '[]', 'metadata'], [TOOL, '[]', 'strings', 'buffer_records']],
+      });
+    } finally {
+      await loader.settle(); // never leave a load running on the store (the scan may have failed)
+    }
+    await loader.finish(scan.lines, src.displayPath);
     for (const i of scan.issues) diags.push(i);
     const processes = [...scan.captured.keys()].filter((k) => k.endsWith('/metadata')).length;
     if (processes === 0 && scan.counts[0] === 0) {
       throw new TickwiseError('wrong-format', `not rocprofv3 JSON output: no "${TOOL}" entries with metadata or kernel dispatches`, { file: src.displayPath, line: 1 });
     }
-    const readNd = async (table: string, spec: number, columns: string): Promise<void> => {
-      await store.run(`DROP TABLE IF EXISTS ${table}`);
-      try {
-        await store.run(`CREATE TEMP TABLE ${table} AS SELECT * FROM read_json(${sqlString(specs[spec]!.out)}, format = 'newline_delimited', columns = {_line: 'UBIGINT', _i: 'UBIGINT[]', ${columns}}, maximum_object_size = 268435456)`);
-      } catch (e) {
-        if (!(e instanceof QueryError)) throw e;
-        const msg = e.message;
-        throw new TickwiseError('bad-record', traceMessages.badRecord(cleanDuckdbMessage(msg)), { file: src.displayPath, line: sourceLineOf(scan.lines[spec]!, duckdbLine(msg)), cause: e });
-      }
-    };
-    const corr = `correlation_id: 'STRUCT(internal UBIGINT, external UBIGINT)'`;
     try {
       opts.onProgress?.('reading records');
-      await readNd('tw_rpj_kd', 0, `thread_id: 'UBIGINT', ${corr}, start_timestamp: 'UBIGINT', end_timestamp: 'UBIGINT',
-        stream_id: 'STRUCT(handle UBIGINT)',
-        dispatch_info: 'STRUCT(agent_id STRUCT(handle UBIGINT), queue_id STRUCT(handle UBIGINT), kernel_id UBIGINT, dispatch_id UBIGINT,
-          workgroup_size STRUCT(x UBIGINT, y UBIGINT, z UBIGINT), grid_size STRUCT(x UBIGINT, y UBIGINT, z UBIGINT))'`);
-      await readNd('tw_rpj_agents', 1, `id: 'STRUCT(handle UBIGINT)', type: 'VARCHAR', node_id: 'UBIGINT', logical_node_id: 'UBIGINT',
-        name: 'VARCHAR', product_name: 'VARCHAR', model_name: 'VARCHAR'`);
-      await readNd('tw_rpj_syms', 2, `kernel_id: 'UBIGINT', kernel_name: 'VARCHAR', formatted_kernel_name: 'VARCHAR', truncated_kernel_name: 'VARCHAR'`);
-      for (let k = 0; k < hostKinds.length; k++) {
-        await readNd(`tw_rpj_h${k}`, 3 + k, `kind: 'VARCHAR', operation: 'VARCHAR', thread_id: 'UBIGINT', ${corr}, start_timestamp: 'UBIGINT',
-          end_timestamp: 'UBIGINT', dst_agent_id: 'STRUCT(handle UBIGINT)', src_agent_id: 'STRUCT(handle UBIGINT)', bytes: 'UBIGINT'`);
-      }
       await createRocprofStaging(store);
       // The agent table: type 1 = CPU, 2 = GPU (rocprofiler_agent_type_t); the device number is the logical node id.
       await store.run(`CREATE OR REPLACE TEMP VIEW tw_rpj_agent AS

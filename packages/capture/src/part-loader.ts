@@ -1,0 +1,88 @@
+import { QueryError, sqlString, type Store } from '@tickwise/store';
+import { TickwiseError } from '@tickwise/time';
+import { cleanDuckdbMessage, duckdbLine } from './capture-rows';
+import { sourceLineOf, type NdjsonPart } from './json-records';
+import { traceMessages } from './trace-messages';
+
+/** NDJSON is staged, and loaded by DuckDB while the scan goes on, in parts of this size. */
+export const STAGE_PART_BYTES = 16 << 20;
+
+/**
+ * Loads the NDJSON parts `scanJsonRecords` writes (`partBytes`, `onPart`)
+ * into staging tables while the scan goes on: DuckDB parses part k while
+ * the scanner writes part k + 1. Parts load in order, one at a time, so a
+ * table's rowid is its record's index in the spec's output. During the scan
+ * DuckDB runs one thread (the scanner has a core to itself); {@link finish}
+ * gives the store its own setting back.
+ *
+ * ```
+ * scanner --part k--> loader: CREATE TEMP TABLE t AS read_json(part 0) | INSERT INTO t read_json(part k)
+ * ```
+ */
+export class PartLoader {
+  private chain: Promise<void> = Promise.resolve();
+  private failed: { spec: number; part: NdjsonPart; error: QueryError } | undefined;
+  private threads: string | undefined;
+  private constructor(private readonly store: Store, private readonly maxObjectBytes: number) {}
+
+  /** Starts a loader (the store down to one thread until {@link finish}). */
+  static async start(store: Store, maxObjectBytes: number): Promise<PartLoader> {
+    const l = new PartLoader(store, maxObjectBytes);
+    l.threads = String(await store.scalar(`SELECT current_setting('threads')`));
+    await store.run('SET threads = 1');
+    return l;
+  }
+
+  /**
+   * The `onPart` of spec number `spec`: its parts go to temp table `table`,
+   * read with `columns` (the body of read_json's `columns = {...}`).
+   */
+  into(spec: number, table: string, columns: string): (part: NdjsonPart) => void {
+    let first = true;
+    return (part) => {
+      const create = first;
+      first = false;
+      this.chain = this.chain.then(async () => {
+        if (this.failed) return;
+        const read = `SELECT * FROM read_json(${sqlString(part.path)}, format = 'newline_delimited', columns = {${columns}}, maximum_object_size = ${this.maxObjectBytes})`;
+        try {
+          if (create) {
+            await this.store.run(`DROP TABLE IF EXISTS ${table}`);
+            await this.store.run(`CREATE TEMP TABLE ${table} AS ${read}`);
+          } else {
+            await this.store.run(`INSERT INTO ${table} ${read}`);
+          }
+        } catch (e) {
+          if (!(e instanceof QueryError)) throw e;
+          this.failed = { spec, part, error: e };
+        }
+      });
+    };
+  }
+
+  /** Waits for every load issued, whatever happened (for a `finally`: nothing is left running on the store). */
+  async settle(): Promise<void> {
+    await this.chain.catch(() => undefined);
+    if (this.threads !== undefined) {
+      const t = this.threads;
+      this.threads = undefined;
+      await this.store.run(`SET threads = ${Number(t) || 1}`);
+    }
+  }
+
+  /**
+   * Waits for every load; a record DuckDB refused is one error with its
+   * source line (`lines[spec]`: the scan's source line per written record).
+   */
+  async finish(lines: readonly Uint32Array[], file: string): Promise<void> {
+    await this.settle();
+    await this.chain;
+    if (this.failed) {
+      const { spec, part, error } = this.failed;
+      const at = duckdbLine(error.message);
+      throw new TickwiseError('bad-record', traceMessages.badRecord(cleanDuckdbMessage(error.message)), {
+        file, line: sourceLineOf(lines[spec]!, at === undefined ? undefined : part.firstRecord + at), cause: error,
+      });
+    }
+  }
+}
