@@ -307,6 +307,25 @@ export class Store {
     return first === undefined ? null : Object.values(first)[0] ?? null;
   }
 
+  /**
+   * The first column of a query as numbers, without a JS object per row (bulk
+   * ids and indexes): the column is cast to DOUBLE, so values are exact to
+   * 2^53; NULL is NaN.
+   */
+  async numbers(sql: string): Promise<Float64Array> {
+    const t0 = TRACE_SQL ? performance.now() : 0;
+    try {
+      const reader = await this.conn.runAndReadAll(`SELECT (#1)::DOUBLE FROM (${sql})`);
+      if (TRACE_SQL) traceSql(t0, sql);
+      const col = reader.getColumns()[0] ?? [];
+      const out = new Float64Array(col.length);
+      for (let i = 0; i < col.length; i++) out[i] = col[i] === null ? NaN : (col[i] as number);
+      return out;
+    } catch (e) {
+      throw new QueryError(`query failed: ${(e as Error).message}`, sql, e);
+    }
+  }
+
   /** The next free capture id. */
   async nextCaptureId(): Promise<number> {
     const v = await this.scalar(`SELECT coalesce(max(capture_id), 0) + 1 FROM captures`);

@@ -351,11 +351,15 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
       if (rawCount > 0) {
         // only those events' staged records are read again (by their index: one source line can hold every
         // event of a minified trace), and turned back into the source's text here, not in SQL
-        const raws = await store.query({ rec: 'number', line: 'number', ph: 'string' }, 'SELECT rec, _line AS line, ph FROM tw_ct_raw ORDER BY rec');
-        await store.run('CREATE OR REPLACE TEMP TABLE tw_ct_rawj (line BIGINT, record_type VARCHAR, j VARCHAR)');
-        await pickRecords(scan.parts[0]!, scan.ends[0]!, raws.map((r) => r.rec), (texts, from) =>
-          store.appendTemp('tw_ct_rawj', texts.map((t, k) => [raws[from + k]!.line, `chrome:${raws[from + k]!.ph}`, sourceJsonText(t, EXACT)])));
-        await store.run(`INSERT INTO raw_records SELECT ${captureId}, record_type, line, j::JSON FROM tw_ct_rawj`);
+        // tw_ct_raw is in rec order (a filtered scan of tw_ct), and so are the texts appended: rows pair by position
+        const recs = await store.numbers('SELECT rec FROM tw_ct_raw');
+        await store.run('CREATE OR REPLACE TEMP TABLE tw_ct_rawj (j JSON)');
+        let appended = 0;
+        await pickRecords(scan.parts[0]!, scan.ends[0]!, recs, async (texts) => {
+          appended += await store.appendTemp('tw_ct_rawj', texts.map((t) => [sourceJsonText(t, EXACT)]));
+        });
+        if (appended !== recs.length) throw new Error(`internal: ${appended} raw events read back of ${recs.length}`);
+        await store.run(`INSERT INTO raw_records SELECT ${captureId}, 'chrome:' || r.ph, r._line, j.j FROM tw_ct_raw r POSITIONAL JOIN tw_ct_rawj j`);
       }
       await eventDiagnostics(store, diags);
 
@@ -388,7 +392,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
  * first. Only those records' bytes are read (runs of nearby records of one
  * part in one read), not the whole output again.
  */
-async function pickRecords(parts: readonly NdjsonPart[], ends: Float64Array, recs: readonly number[], flush: (texts: string[], from: number) => Promise<unknown>): Promise<void> {
+async function pickRecords(parts: readonly NdjsonPart[], ends: Float64Array, recs: ArrayLike<number>, flush: (texts: string[], from: number) => Promise<unknown>): Promise<void> {
   const startOf = (i: number) => (i === 0 ? 0 : ends[i - 1]!);
   const partOf = (i: number) => {
     let lo = 0;
