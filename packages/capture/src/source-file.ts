@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { constants, createWriteStream, type Stats } from 'node:fs';
 import { mkdtemp, open, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -297,6 +298,29 @@ async function hashOnWorker(path: string, displayPath: string): Promise<{ hex: s
   }
 }
 
+/** Files at least this large are hashed on a worker thread. */
+const HASH_ON_WORKER_BYTES = 32 << 20;
+
+/** SHA-256 of a (small) file on this thread, read in 4 MiB blocks; stops when the import that wanted it ended. */
+async function hashHere(path: string, opened: { displayPath: string } | undefined): Promise<{ hex: string; bytes: number }> {
+  const fh = await open(path, 'r');
+  const h = createHash('sha256');
+  let bytes = 0;
+  try {
+    const buf = Buffer.allocUnsafe(4 << 20);
+    for (;;) {
+      if (opened && openVersions.get(path) !== opened) throw new TickwiseError('hash-abandoned', 'the import ended before its hash', { file: opened.displayPath });
+      const { bytesRead } = await fh.read(buf, 0, buf.length, null);
+      if (bytesRead === 0) break;
+      h.update(buf.subarray(0, bytesRead));
+      bytes += bytesRead;
+    }
+  } finally {
+    await fh.close();
+  }
+  return { hex: h.digest('hex'), bytes };
+}
+
 /** Stops any hash of `path` still running (the import that wanted it has ended). */
 function stopHashes(path: string): void {
   for (const w of hashWorkers.get(path) ?? []) void w.terminate();
@@ -312,7 +336,10 @@ function stopHashes(path: string): void {
 export async function sha256File(path: string): Promise<string> {
   const opened = openVersions.get(path);
   const before = await currentVersion(path);
-  const { hex, bytes } = await hashOnWorker(path, opened?.displayPath ?? path);
+  // a thread costs ~30 ms to start: a small file is hashed here (32 MiB: ~25 ms with SHA-NI)
+  const { hex, bytes } = before !== null && before.size < HASH_ON_WORKER_BYTES
+    ? await hashHere(path, opened)
+    : await hashOnWorker(path, opened?.displayPath ?? path);
   if (opened) {
     const after = await currentVersion(path);
     const reference = opened.version;

@@ -15,3 +15,4 @@ export * from './atomic';
 export * from './conditions';
 export * from './timelines';
 export * from './redact';
+export { loadDuckdb } from './duckdb-module';
