@@ -137,26 +137,32 @@ export async function withTempDir<T>(prefix: string, fn: (dir: string) => Promis
 }
 
 /**
- * SQL turning a record line written by `scanJsonRecords` back into the
- * source's JSON text: the leading `_line`/`_i` keys and the trailing exact
- * `_<key>`/`_<key>_text` keys come off by text, so number texts stay as
- * written (re-serialising through a JSON value would round them).
+ * The two rewrites that turn a record line written by `scanJsonRecords` back
+ * into the source's JSON text, as regular expressions (the same text in
+ * DuckDB's RE2 and in JS): the leading `_line`/`_i` keys, and the trailing
+ * exact `_<key>`/`_<key>_text` keys. By text, so number texts stay as written
+ * (re-serialising through a JSON value would round them).
  */
+const LEAD_KEYS = String.raw`^\{"_line":[0-9]+,"_i":\[[0-9,]*\],?`;
+const exactTail = (keys: string) => String.raw`(,"_(${keys})(_text)?":(null|"([^"\\]|\\.)*"))+\}$`;
+const keyAlternatives = (exactKeys: readonly string[]) => exactKeys.map((k) => k.replace(/[^A-Za-z0-9_]/g, '')).join('|');
+
+/** SQL of {@link LEAD_KEYS} and {@link exactTail} on column `col`. */
 export function sourceJsonSql(col: string, exactKeys: readonly string[]): string {
-  const keys = exactKeys.map((k) => k.replace(/[^A-Za-z0-9_]/g, '')).join('|');
-  const lead = `regexp_replace(${col}::VARCHAR, '^\\{"_line":[0-9]+,"_i":\\[[0-9,]*\\],?', '{')`;
-  return keys ? `regexp_replace(${lead}, '(,"_(${keys})(_text)?":(null|"([^"\\\\]|\\\\.)*"))+\\}$', '}')::JSON` : `${lead}::JSON`;
+  const keys = keyAlternatives(exactKeys);
+  const lead = `regexp_replace(${col}::VARCHAR, '${LEAD_KEYS}', '{')`;
+  return keys ? `regexp_replace(${lead}, '${exactTail(keys)}', '}')::JSON` : `${lead}::JSON`;
 }
 
-const LEAD_KEYS = /^\{"_line":[0-9]+,"_i":\[[0-9,]*\],?/;
-const exactTails = new Map<string, RegExp>();
+const leadRe = new RegExp(LEAD_KEYS);
+const tailRes = new Map<string, RegExp>();
 
-/** {@link sourceJsonSql} in JS, on one staged record's text (the same two rewrites). */
+/** {@link sourceJsonSql} in JS, on one staged record's text. */
 export function sourceJsonText(text: string, exactKeys: readonly string[]): string {
-  const keys = exactKeys.map((k) => k.replace(/[^A-Za-z0-9_]/g, '')).join('|');
-  const lead = text.replace(LEAD_KEYS, '{');
+  const keys = keyAlternatives(exactKeys);
+  const lead = text.replace(leadRe, '{');
   if (!keys) return lead;
-  let tail = exactTails.get(keys);
-  if (tail === undefined) exactTails.set(keys, tail = new RegExp(`(,"_(${keys})(_text)?":(null|"([^"\\\\]|\\\\.)*"))+\\}$`));
+  let tail = tailRes.get(keys);
+  if (tail === undefined) tailRes.set(keys, tail = new RegExp(exactTail(keys)));
   return lead.replace(tail, '}');
 }

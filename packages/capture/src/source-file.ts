@@ -328,10 +328,10 @@ function stopHashes(path: string): void {
 }
 
 /**
- * SHA-256 of a file as hex, streamed, on a worker thread. For a file opened
- * by {@link openSource}, the bytes hashed must be the bytes it had when it
- * was opened (same size, unchanged during the hash), or it fails with
- * `input-changed`.
+ * SHA-256 of a file as hex, streamed: on a worker thread for a file of 32 MiB
+ * or more, else on this one. For a file opened by {@link openSource}, the
+ * bytes hashed must be the bytes it had when it was opened (same size,
+ * unchanged during the hash), or it fails with `input-changed`.
  */
 export async function sha256File(path: string): Promise<string> {
   const opened = openVersions.get(path);
