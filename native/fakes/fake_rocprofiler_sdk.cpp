@@ -10,12 +10,16 @@
 // kernel (inside its launch call); TICKWISE_FAKE_SDK_WATERMARK_DELIVERY=0 stops
 // the delivery thread's watermark deliveries, so that every batch is
 // delivered that way (tests of a tool called back inside a launch).
+// TICKWISE_FAKE_SDK_SIGNAL_IN_DELIVERY=<signo> raises that signal once, on the
+// delivering thread, while it holds the buffer's delivery lock with the batch
+// taken out of the buffer: the worst place for a signal to land.
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -77,6 +81,7 @@ struct Sdk {
   std::condition_variable wake;
   bool stop = false;
   bool watermark_delivery = true;
+  std::atomic<int> signal_in_delivery{0};  // raised once, then 0
   std::thread delivery;
   std::atomic<bool> restart_delivery{false};  // a forked child starts its delivery thread lazily
 };
@@ -111,6 +116,7 @@ void deliver(Buffer& b) {
     b.dropped = 0;
   }
   if (batch.empty() && !dropped) return;
+  if (const int sig = g_sdk->signal_in_delivery.exchange(0)) raise(sig);
   std::vector<rocprofiler_record_header_t> headers(batch.size());
   std::vector<rocprofiler_record_header_t*> ptrs(batch.size());
   for (size_t i = 0; i < batch.size(); ++i) {
@@ -265,6 +271,7 @@ SDK_EXPORT int rocprofiler_set_api_table(const char* name, uint64_t, uint64_t, v
   if (!name || strcmp(name, "hip") != 0 || num_tables < 1 || g_sdk) return -1;
   g_sdk = new Sdk();
   if (const char* w = getenv("TICKWISE_FAKE_SDK_WATERMARK_DELIVERY")) g_sdk->watermark_delivery = strcmp(w, "0") != 0;
+  if (const char* v = getenv("TICKWISE_FAKE_SDK_SIGNAL_IN_DELIVERY")) g_sdk->signal_in_delivery = atoi(v);
   auto* table = static_cast<FakeHipProfilerTable*>(tables[0]);
   std::vector<rocprofiler_configure_func_t> seen;
   add_tool(reinterpret_cast<rocprofiler_configure_func_t>(dlsym(RTLD_DEFAULT, "rocprofiler_configure")), seen);

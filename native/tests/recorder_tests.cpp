@@ -405,18 +405,18 @@ pid_t start_until(const std::string& dir, const std::string& counter, uint64_t a
   return pid;
 }
 
-void test_sigterm() {
-  const std::string dir = fresh_dir("sigterm"), counter = dir + ".counter";
-  pid_t pid = start_until(dir, counter, 500);
-  kill(pid, SIGTERM);
-  const int st = wait_status(pid);
-  CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM, "app should die of SIGTERM (status %d)", st);
+/// A capture ended by SIGTERM: the app died of it, the capture is complete and
+/// every recorded launch but at most the one in flight has its dispatch record.
+void check_sigterm_capture(const std::string& dir, const std::string& counter, int status, size_t at_least) {
+  CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM, "app should die of SIGTERM (status %d)", status);
   const uint64_t launched = read_counter(counter);
   auto c = load_capture(dir);
   auto meta = json::parse(c.meta_json);
   CHECK(meta["complete"].b && meta["end_reason"].str() == "signal:15", "meta end_reason %s", meta["end_reason"].str().c_str());
+  CHECK(meta["flush_timeouts"].items.empty(), "the final flush timed out");
   const size_t recorded = count(c, fmt::Kind::kHipLaunch);
-  CHECK(recorded >= 500 && recorded <= launched + 1, "recorded %zu, launched %llu", recorded, (unsigned long long)launched);
+  CHECK(recorded >= at_least && recorded <= launched + 1, "recorded %zu, launched %llu", recorded,
+        (unsigned long long)launched);
   std::set<uint64_t> with_dispatch;
   for (const auto& x : c.records)
     if (x.prefix.kind == uint16_t(fmt::Kind::kHipDispatch)) with_dispatch.insert(x.hip_dispatch.correlation_external);
@@ -425,6 +425,26 @@ void test_sigterm() {
     if (x.prefix.kind == uint16_t(fmt::Kind::kHipLaunch) && !with_dispatch.count(x.hip_launch.launch_id)) ++missing;
   CHECK(missing <= 1, "%zu launches without their dispatch record after SIGTERM", missing);
   printf("sigterm: %zu of %llu launches recorded, capture complete\n", recorded, (unsigned long long)launched);
+}
+
+void test_sigterm() {
+  const std::string dir = fresh_dir("sigterm"), counter = dir + ".counter";
+  pid_t pid = start_until(dir, counter, 500);
+  kill(pid, SIGTERM);
+  check_sigterm_capture(dir, counter, wait_status(pid), 500);
+}
+
+// The signal lands on the SDK's thread while it holds the buffer's delivery lock,
+// with a batch of dispatch records taken out of the buffer. A handler that waited
+// there for the capture to finish would stall the final flush (it needs that
+// lock) and lose the batch. The fake SDK raises it there, every run.
+void test_sigterm_in_delivery() {
+  const std::string dir = fresh_dir("sigterm-delivery"), counter = dir + ".counter";
+  Run r;
+  r.args = {"--counter", counter};
+  r.capture_dir = dir;
+  r.env = {"TICKWISE_FAKE_SDK_SIGNAL_IN_DELIVERY=" + std::to_string(SIGTERM)};
+  check_sigterm_capture(dir, counter, wait_status(spawn(bin("sigterm"), r)), 1);
 }
 
 void test_crash_readable() {
@@ -784,6 +804,7 @@ int main(int argc, char** argv) {
       {"npu_counts", test_npu_counts},
       {"drops", test_drops},
       {"sigterm", test_sigterm},
+      {"sigterm_in_delivery", test_sigterm_in_delivery},
       {"crash_readable", test_crash_readable},
       {"fork_own", [] { fork_test(true); }},
       {"fork_off", [] { fork_test(false); }},

@@ -131,7 +131,6 @@ struct State {
   pthread_t drain_thread{};
   bool drain_running = false;
   int wake_pipe[2] = {-1, -1};
-  int done_pipe[2] = {-1, -1};
   uint32_t enabled_mask = 0;  // backends recording in this capture (g_active_mask drops to 0 at the end)
   std::atomic<bool> clock_requested{false};
   std::atomic<int> finalize_request{0};  // 0 none, -1 exit, >0 signal number
@@ -145,6 +144,21 @@ struct State {
   std::vector<std::string> flush_timeouts;
   struct sigaction old_action[65];
   bool handler_installed[65] = {};
+  // SIGTERM/SIGINT that arrived while recording. The handler only notes them and
+  // returns; the drain thread finishes the capture, gives the signals back to the
+  // app's own handling and queues each to the thread it first hit. Slot state:
+  // 0 empty, 1 noted, 2 taken (by the drain thread, or by a handler that ran
+  // after the drain thread was done).
+  struct PendingSignal {
+    std::atomic<int> state{0};
+    int sig = 0;
+    uint32_t tid = 0;
+    siginfo_t info{};
+  };
+  static constexpr uint32_t kMaxPendingSignals = 16;
+  PendingSignal pending_signals[kMaxPendingSignals];
+  std::atomic<uint32_t> pending_count{0};
+  std::atomic<bool> signals_returned{false};
 };
 
 State* g_state = nullptr;
@@ -736,6 +750,8 @@ void finalize_on_drain(State& s) {
          (unsigned long long)s.drain->chunks_written, s.end_reason.c_str());
 }
 
+void return_signals(State& s);
+
 void* drain_main(void* arg) {
   State& s = *static_cast<State*>(arg);
   // Signals are handled by app threads; the drain thread must stay free to finish.
@@ -779,8 +795,7 @@ void* drain_main(void* arg) {
     }
   }
   finalize_on_drain(s);
-  close(s.done_pipe[1]);  // wakes every waiter (POLLHUP)
-  s.done_pipe[1] = -1;
+  return_signals(s);
   return nullptr;
 }
 
@@ -835,7 +850,6 @@ void measure_offsets(State& s) {
 
 bool start_drain(State& s) {
   if (pipe2(s.wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return false;
-  if (pipe2(s.done_pipe, O_CLOEXEC) != 0) return false;
   s.drain = new DrainState();
   s.drain->buf.reserve(kChunkRecords);
   if (g_host_tsc) {  // two points 2 ms apart, so that early stamps convert
@@ -877,22 +891,8 @@ void on_exit_handler() {
   finish_and_join(st(), -1);
 }
 
-void on_signal(int sig, siginfo_t* info, void* uctx) {
-  State* s = g_state;
-  const int saved_errno = errno;
-  if (s && s->drain_running && s->pid == uint32_t(getpid()) && !t_state.is_drain) {
-    int expected = 0;
-    s->finalize_request.compare_exchange_strong(expected, sig);
-    char c = 1;
-    if (s->wake_pipe[1] >= 0) (void)!write(s->wake_pipe[1], &c, 1);
-    // Wait (async-signal-safe) for the drain thread to finish, at most 3 s.
-    struct pollfd p = {s->done_pipe[0], POLLIN, 0};
-    while (!s->finalized.load(std::memory_order_acquire)) {
-      int r = poll(&p, 1, 3000);
-      if (r <= 0 && !(r < 0 && errno == EINTR)) break;
-      if (r > 0) break;
-    }
-  }
+/// The app's own action for `sig`, as it was before the recorder installed its handler.
+void run_app_action(State* s, int sig, siginfo_t* info, void* uctx, int saved_errno) {
   if (s && sig > 0 && sig < 65 && s->handler_installed[sig]) {
     const struct sigaction& old = s->old_action[sig];
     if ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction) {
@@ -911,6 +911,68 @@ void on_signal(int sig, siginfo_t* info, void* uctx) {
     raise(sig);
   }
   errno = saved_errno;
+}
+
+// A signal can land on a thread that holds a runtime's lock: inside a launch, or
+// inside the SDK's delivery of a buffer to the recorder. Waiting there for the
+// capture to finish would stall the final flush, which needs that same lock, and
+// lose the buffered dispatch records. So the handler never waits: it asks the
+// drain thread to finish, notes the signal and returns; the thread goes on and
+// lets its locks go. When the capture is written, the drain thread restores the
+// app's actions and queues the signal again to the same thread, with its
+// original siginfo (return_signals). Async-signal-safe: atomics, write, syscall.
+void on_signal(int sig, siginfo_t* info, void* uctx) {
+  State* s = g_state;
+  const int saved_errno = errno;
+  if (s && s->drain_running && s->pid == uint32_t(getpid()) && !t_state.is_drain &&
+      !s->signals_returned.load(std::memory_order_seq_cst)) {
+    const uint32_t i = s->pending_count.fetch_add(1, std::memory_order_seq_cst);
+    if (i < State::kMaxPendingSignals) {
+      State::PendingSignal& p = s->pending_signals[i];
+      p.sig = sig;
+      p.tid = sys_gettid();
+      if (info) p.info = *info;
+      p.state.store(1, std::memory_order_seq_cst);
+    }
+    int expected = 0;
+    s->finalize_request.compare_exchange_strong(expected, sig);
+    char c = 1;
+    if (s->wake_pipe[1] >= 0) (void)!write(s->wake_pipe[1], &c, 1);
+    if (i >= State::kMaxPendingSignals) {  // a burst of signals: the first ones stand for it
+      errno = saved_errno;
+      return;
+    }
+    // The drain thread takes the slot, unless it already finished returning
+    // signals; then this handler acts itself.
+    int noted = 1;
+    if (!s->signals_returned.load(std::memory_order_seq_cst) ||
+        !s->pending_signals[i].state.compare_exchange_strong(noted, 2)) {
+      errno = saved_errno;
+      return;
+    }
+  }
+  run_app_action(s, sig, info, uctx, saved_errno);
+}
+
+/// On the drain thread, once the capture is complete: the app's signal actions
+/// back, and each noted signal queued again to the thread it hit.
+void return_signals(State& s) {
+  for (int sig : {SIGTERM, SIGINT})
+    if (s.handler_installed[sig]) sigaction(sig, &s.old_action[sig], nullptr);
+  const pid_t pid = getpid();
+  auto take_all = [&] {
+    const uint32_t n = std::min(s.pending_count.load(), State::kMaxPendingSignals);
+    for (uint32_t i = 0; i < n; ++i) {
+      State::PendingSignal& p = s.pending_signals[i];
+      int noted = 1;
+      if (!p.state.compare_exchange_strong(noted, 2)) continue;
+      if (syscall(SYS_rt_tgsigqueueinfo, pid, pid_t(p.tid), p.sig, &p.info) != 0)
+        syscall(SYS_tgkill, pid, pid_t(p.tid), p.sig);
+    }
+  };
+  take_all();
+  s.signals_returned.store(true, std::memory_order_seq_cst);
+  take_all();  // a handler that noted its signal while the first pass ran
 }
 
 void install_signal_handlers(State& s) {
@@ -956,7 +1018,7 @@ void atfork_child() {
   s.pid = uint32_t(getpid());
   if (s.fd >= 0) close(s.fd);  // the parent's file: never written from here
   s.fd = -1;
-  for (int* p : {&s.wake_pipe[0], &s.wake_pipe[1], &s.done_pipe[0], &s.done_pipe[1]})
+  for (int* p : {&s.wake_pipe[0], &s.wake_pipe[1]})
     if (*p >= 0) close(*p), *p = -1;
   s.drain_running = false;
   g_generation.fetch_add(1);
@@ -974,6 +1036,9 @@ void atfork_child() {
   s.finalize_request.store(0);
   s.finalized.store(false);
   s.joined.store(false);
+  for (auto& p : s.pending_signals) p.state.store(0);
+  s.pending_count.store(0);
+  s.signals_returned.store(false);
   s.drain = nullptr;  // the parent's drain state may be mid-update: leave it
   measure_offsets(s);
   s.cmdline = read_cmdline();
@@ -1050,10 +1115,14 @@ void debugf(const char* f, ...) {
   fprintf(stderr, "tickwise-recorder[%d]: %s\n", int(getpid()), b);
 }
 
-bool attach_thread_slow() {
+bool attach_thread_slow(bool late) {
   ThreadState& t = t_state;
-  if (t.is_drain || t.busy) return false;
-  if (!g_state || g_active_mask.load(std::memory_order_relaxed) == 0) return false;
+  if (t.is_drain || t.busy || !g_state) return false;
+  // A runtime thread that first delivers while the capture finishes (after the
+  // active mask dropped, before the last drain) still gets a ring: its records
+  // are of launches already recorded.
+  const bool finishing = late && g_state->finalize_request.load() != 0 && !g_state->finalized.load();
+  if (g_active_mask.load(std::memory_order_relaxed) == 0 && !finishing) return false;
   State& s = st();
   t.busy = true;
   const uint32_t gen = g_generation.load();
@@ -1090,8 +1159,9 @@ void emit_patient(const fmt::Record& r) {
     if (st().helper_open) st().helper_records.push_back(r);
     return;
   }
-  ThreadState* t = thread_state();
-  if (!t) return;
+  ThreadState* t = &t_state;
+  if (t->ring == nullptr || t->generation != g_generation.load(std::memory_order_relaxed))
+    if (!attach_thread_slow(true)) return;
   for (int i = 0; i < 200; ++i) {
     const uint64_t h = t->ring->head.load(std::memory_order_relaxed);
     if (h - t->ring->tail.load(std::memory_order_acquire) < t->ring->capacity) break;

@@ -98,7 +98,9 @@ struct ThreadState {
 extern __thread ThreadState t_state __attribute__((tls_model("initial-exec")));
 
 /// Attach the calling thread (allocate its ring); false if it cannot record.
-bool attach_thread_slow();
+/// `late`: the thread brings records of work done while recording (a runtime's
+/// buffered device records), so it may attach while the capture is finishing.
+bool attach_thread_slow(bool late = false);
 
 /// The calling thread's state, attached; nullptr when it cannot record.
 inline ThreadState* thread_state() {
