@@ -3,15 +3,22 @@
  * id, source path or label, format, producer, sha256 prefix, timeline, and
  * how many library/file provenance rows the store holds for it.
  */
-import type { Store } from '@tickwise/store';
+import type { RowOf, Store } from '@tickwise/store';
+import { readOnce } from './read-memo';
 import { CAPTURE_SHAPE } from './shapes';
-import { sqlInt } from './sql/quote';
+
+/** Every capture row of the store by id (one query per read-only store). */
+export function storeCaptures(store: Store): Promise<Map<number, RowOf<typeof CAPTURE_SHAPE>>> {
+  return readOnce(store, 'captures', async () => new Map((await store.query(CAPTURE_SHAPE,
+    `SELECT capture_id, path, label, format, producer, sha256, timeline, schema_version FROM captures`)).map((c) => [c.capture_id, c])));
+}
 
 /** `# capture 1: path (format, producer ..., sha256 0123456789ab, timeline host_monotonic)`. */
 export async function provenanceLine(store: Store, captureId: number): Promise<string> {
-  const c = (await store.query(CAPTURE_SHAPE, `SELECT capture_id, path, label, format, producer, sha256, timeline, schema_version FROM captures WHERE capture_id = $1`, [captureId]))[0];
+  const c = (await storeCaptures(store)).get(captureId);
   if (!c) return `# capture ${captureId}: (not in this store)`;
-  const libs = Number(await store.scalar(`SELECT count(*) FROM provenance WHERE capture_id = $1`, [captureId]));
+  const libs = (await readOnce(store, 'provenance-counts', async () => new Map((await store.query({ capture_id: 'number', n: 'number' },
+    `SELECT capture_id, count(*) AS n FROM provenance GROUP BY capture_id`)).map((r) => [r.capture_id, r.n])))).get(captureId) ?? 0;
   const parts = [
     c.format + (c.schema_version !== null ? ` v${c.schema_version}` : ''),
     `producer ${c.producer ?? 'unknown'}`,
@@ -45,6 +52,7 @@ export interface CaptureFacts {
 export async function captureFacts(store: Store, captureIds: Iterable<number>): Promise<CaptureFacts[]> {
   const ids = [...new Set(captureIds)].sort((a, b) => a - b);
   if (ids.length === 0) return [];
-  const rows = await store.query(CAPTURE_SHAPE, `SELECT capture_id, path, label, format, producer, sha256, timeline, schema_version FROM captures WHERE capture_id IN (${ids.map((i) => sqlInt(i)).join(', ')}) ORDER BY capture_id`);
+  const all = await storeCaptures(store);
+  const rows = ids.flatMap((id) => { const c = all.get(id); return c ? [c] : []; });
   return rows.map((c) => ({ capture_id: c.capture_id, path: c.path, label: c.label, format: c.format, producer: c.producer, sha256: c.sha256, timeline: c.timeline }));
 }

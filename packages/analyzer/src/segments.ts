@@ -23,6 +23,7 @@
 import type { Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import { analyzerMessages } from './messages';
+import { memoKey, readOnce } from './read-memo';
 import { planSources, whereLabel, type DevicePlan, type SelectionOptions } from './selection';
 import { COUNT_SHAPE, LONG_GAP_SHAPE, PERIODIC_SHAPE, SEGMENT_SUMMARY_SHAPE } from './shapes';
 import { segmentKernelSetSql, firstTwoSegmentsKernelsSql, longestGapsSql, MarkerKind, markerCutsSql, periodicSql, segmentRowsSql, segmentSummarySql } from './sql/segments';
@@ -163,20 +164,9 @@ async function judgeCut(store: Store, table: string, boundaries: readonly bigint
  * for the same device's segments once per analysis: a dozen times on a
  * large store, seconds each). A writable store is never memoized.
  */
-const memo = new WeakMap<Store, Map<string, Promise<DeviceSegmentation>>>();
-
 function segmentDeviceOnce(store: Store, spec: SelectionSpec, dev: DevicePlan, reps: number | undefined): Promise<DeviceSegmentation> {
-  if (!store.readOnly) return segmentDevice(store, spec, dev, reps);
-  let byKey = memo.get(store);
-  if (byKey === undefined) memo.set(store, (byKey = new Map()));
-  const key = JSON.stringify([dev.capture_id, dev.device, dev.family, dev.time_source, reps ?? null, spec.sources], (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
-  let found = byKey.get(key);
-  if (found === undefined) {
-    found = segmentDevice(store, spec, dev, reps);
-    byKey.set(key, found);
-    found.catch(() => byKey.delete(key));
-  }
-  return found;
+  const key = memoKey('segments', dev.capture_id, dev.device, dev.family, dev.time_source, reps ?? null, spec.sources);
+  return readOnce(store, key, () => segmentDevice(store, spec, dev, reps));
 }
 
 async function segmentDevice(store: Store, spec: SelectionSpec, dev: DevicePlan, reps: number | undefined): Promise<DeviceSegmentation> {

@@ -12,7 +12,9 @@
 import type { Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import { analyzerMessages } from './messages';
-import { CAPTURE_SHAPE, DEVICE_SHAPE, SOURCE_INVENTORY_SHAPE } from './shapes';
+import { storeCaptures } from './provenance';
+import { readOnce } from './read-memo';
+import { DEVICE_SHAPE, SOURCE_INVENTORY_SHAPE } from './shapes';
 import { DEVICE_TIMED, sourceInventorySql, type SegmentRange, type SelectionSpec, type SourceFamily } from './sql/selection';
 
 /** What every analysis accepts to narrow its input. */
@@ -91,15 +93,22 @@ export function isSharedDomain(d: ClockDomain): boolean {
   return d === 'host_monotonic' || d === 'host_boottime' || d === 'realtime';
 }
 
+/** What the planner reads from a store: its source inventory, captures and device kinds (once per read-only store). */
+function sourceFacts(store: Store) {
+  return readOnce(store, 'source-facts', async () => ({
+    inv: await store.query(SOURCE_INVENTORY_SHAPE, sourceInventorySql()),
+    captures: await storeCaptures(store),
+    kinds: new Map((await store.query(DEVICE_SHAPE, `SELECT capture_id, device, kind, name, time_base FROM devices`)).map((d) => [`${d.capture_id}/${d.device}`, d.kind])),
+  }));
+}
+
 /**
  * Plans which rows to read: one time source per (capture, device), devices
  * with ticks but no time base refused. Does not resolve segments (see
  * `planAnalysis`).
  */
 export async function planSources(store: Store, opts: SelectionOptions = {}): Promise<Omit<Plan, 'segment'>> {
-  const inv = await store.query(SOURCE_INVENTORY_SHAPE, sourceInventorySql());
-  const captures = new Map((await store.query(CAPTURE_SHAPE, `SELECT capture_id, path, label, format, producer, sha256, timeline, schema_version FROM captures`)).map((c) => [c.capture_id, c]));
-  const kinds = new Map((await store.query(DEVICE_SHAPE, `SELECT capture_id, device, kind, name, time_base FROM devices`)).map((d) => [`${d.capture_id}/${d.device}`, d.kind]));
+  const { inv, captures, kinds } = await sourceFacts(store);
   const byDevice = new Map<string, (typeof inv)[number][]>();
   for (const r of inv) {
     if (opts.captureId !== undefined && r.capture_id !== opts.captureId) continue;

@@ -13,6 +13,7 @@
 import type { Store } from '@tickwise/store';
 import { formatNs, isTickwiseError } from '@tickwise/time';
 import { resolveSegments } from '../segments';
+import { memoKey, readOnce } from '../read-memo';
 import { SEGMENT_STATS_SHAPE, TOP_GAPS_SHAPE, cutsFromGaps, segmentStatsSql, topGapsSql } from './segments-local';
 import { CHECK_RULES } from './registry';
 import {
@@ -94,7 +95,11 @@ export function formatPassedFigures(checks: readonly CheckRun[]): string {
  * it refuses (a device without a time base, nothing timed) falls back to
  * the local splitter. Busy time (the union) per segment from SQL.
  */
-export async function checkSegments(store: Store, captureIds: readonly number[], t: CheckThresholds): Promise<CheckSegment[]> {
+export function checkSegments(store: Store, captureIds: readonly number[], t: CheckThresholds): Promise<CheckSegment[]> {
+  return readOnce(store, memoKey('check-segments', captureIds, t), () => findCheckSegments(store, captureIds, t));
+}
+
+async function findCheckSegments(store: Store, captureIds: readonly number[], t: CheckThresholds): Promise<CheckSegment[]> {
   const cuts: { capture_id: number; device: number; cut_ns: bigint }[] = [];
   const fallback: number[] = [];
   for (const id of captureIds) {
@@ -128,7 +133,12 @@ export function formatFindingLine(f: Finding): string {
  * stored wall references.
  */
 export async function errorFindingsHeader(store: Store, opts: CheckOptions = {}): Promise<string> {
-  const errors = (await runChecks(store, opts)).filter((f) => f.severity === 'error');
+  return errorFindingsText(await runChecks(store, opts));
+}
+
+/** {@link errorFindingsHeader}'s lines from findings already found. */
+export function errorFindingsText(findings: readonly Finding[]): string {
+  const errors = findings.filter((f) => f.severity === 'error');
   if (errors.length === 0) return '';
   return [...errors.map((f) => `!! ${formatFindingLine(f)}`), `!! ${errors.length} error finding(s): the numbers below may be wrong (tickwise check <input> for advice)`].join('\n') + '\n';
 }
