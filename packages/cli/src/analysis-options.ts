@@ -4,7 +4,7 @@
  * provenance header every human output starts with.
  */
 import type { Argv } from 'yargs';
-import { captureFacts, DEFAULT_WORK, errorFindingsText, formatFindingLine, isWorkSet, provenanceLines, runChecks, WorkSet, type CaptureFacts, type SelectionOptions } from '@tickwise/analyzer';
+import { captureFacts, DEFAULT_WORK, errorFindingsHeader, formatFindingLine, isWorkSet, provenanceLines, runChecks, WorkSet, type CaptureFacts, type SelectionOptions } from '@tickwise/analyzer';
 import type { Store } from '@tickwise/store';
 import { formatNs, TickwiseError } from '@tickwise/time';
 import { withInputs, withJson, type InputArgs } from './options';
@@ -72,10 +72,9 @@ export async function header(store: Store, captureIds: Iterable<number>): Promis
   const ids = [...new Set(captureIds)];
   const lines = await provenanceLines(store, ids);
   const scope = ids.length ? { captureIds: ids } : {};
-  const findings = await runChecks(store, scope);
-  const errors = errorFindingsText(findings);
+  const errors = await errorFindingsHeader(store, scope);
   // a device read with the wrong kind changes what every verb says about it: said here too (issue 18.12)
-  const kind = findings.filter((f) => f.code === 'device-kind-npu-names').map((f) => `!! ${formatFindingLine(f)}`).join('\n');
+  const kind = (await runChecks(store, { ...scope, codes: ['device-kind-npu-names'] })).map((f) => `!! ${formatFindingLine(f)}`).join('\n');
   return [lines, errors.trimEnd(), kind].filter((x) => x !== '').join('\n');
 }
 

@@ -1,4 +1,8 @@
 import type * as DuckDB from '@duckdb/node-api';
+import { createRequire } from 'node:module';
+
+/** Set to true by the CLI build (scripts/build-cli.mjs), whose chunks define `require`. */
+declare const TICKWISE_BUNDLED: boolean | undefined;
 
 /**
  * `@duckdb/node-api`, loaded on first use: a verb that never opens a store
@@ -7,9 +11,16 @@ import type * as DuckDB from '@duckdb/node-api';
  */
 let loaded: typeof DuckDB | undefined;
 
-/** Loads the DuckDB module (once). */
+/**
+ * Loads the DuckDB module (once). Required, not imported: `@duckdb/node-api`
+ * is CommonJS, and Node's ESM loader parses each of its files for export
+ * names before running them (~40 ms of every verb that opens a store);
+ * `require` runs them as they are.
+ */
 export async function loadDuckdb(): Promise<typeof DuckDB> {
-  loaded ??= await import('@duckdb/node-api');
+  loaded ??= (typeof TICKWISE_BUNDLED !== 'undefined' && TICKWISE_BUNDLED
+    ? require('@duckdb/node-api') // the bundle's require; the build points it at the installed package
+    : createRequire(import.meta.url)('@duckdb/node-api')) as typeof DuckDB;
   return loaded;
 }
 

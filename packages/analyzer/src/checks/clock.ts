@@ -12,6 +12,7 @@ import { defineRule, type Finding } from './types';
 /** `tick-frequency-mismatch`: declared vs fitted rate, or a declared rate nothing can confirm. */
 export const tickFrequencyMismatch = defineRule({
   code: 'tick-frequency-mismatch',
+  worst: 'error',
   shape: {
     capture_id: 'number', device: 'number', tick_hz_declared: 'number', tick_hz_fitted: 'number?', slope_uncertainty_ppm: 'number?',
     clock_samples: 'number', time_base: 'string', tick_events: 'number',
@@ -65,6 +66,7 @@ export const tickFrequencyMismatch = defineRule({
 /** `no-time-base`: tick-timed dispatches with no clock samples and no declared rate (error), or an assumed rate (info). */
 export const noTimeBase = defineRule({
   code: 'no-time-base',
+  worst: 'error',
   shape: { capture_id: 'number', device: 'number', time_base: 'string', untimed: 'number', assumed: 'number', assumed_hz: 'string?' },
   sql: (scope) => `SELECT d.capture_id, d.device, d.time_base,
       (SELECT count(*) FROM dispatches x WHERE x.capture_id = d.capture_id AND x.device = d.device AND x.time_source = 'device_tick_none') AS untimed,
@@ -95,6 +97,7 @@ export const noTimeBase = defineRule({
 /** `clock-fit-poor`: the fit's error against the median dispatch it times; the slope's error against durations. */
 export const clockFitPoor = defineRule({
   code: 'clock-fit-poor',
+  worst: 'error',
   shape: {
     capture_id: 'number', device: 'number', clock_samples: 'number', fit_uncertainty_ns: 'number?', fit_slope_uncertainty_ppm: 'number?',
     fit_residual_max_ns: 'number?', excess_max_ns: 'number?', median_dur_ns: 'number?', dispatches: 'number?',

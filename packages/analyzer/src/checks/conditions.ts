@@ -52,6 +52,7 @@ function numeric(r: ConditionRowLike | undefined): number | null {
 /** `busy-machine`. */
 export const busyMachine = defineRule({
   code: 'busy-machine',
+  worst: 'warning',
   shape: CONDITION_ROW_SHAPE,
   sql: (scope) => conditionRowsSql(scope, ['load.1m.%', 'cpu.count']),
   evaluate: (rows, { thresholds: t }) => {
@@ -78,6 +79,7 @@ export const busyMachine = defineRule({
 /** `driver-errors`. */
 export const driverErrors = defineRule({
   code: 'driver-errors',
+  worst: 'error',
   shape: CONDITION_ROW_SHAPE,
   sql: (scope) => conditionRowsSql(scope, ['kmsg.%', 'conditions.source']),
   evaluate: (rows) => {
@@ -126,6 +128,7 @@ const THERMAL_KEYS = [
 /** `thermal`. */
 export const thermal = defineRule({
   code: 'thermal',
+  worst: 'warning',
   shape: CONDITION_ROW_SHAPE,
   sql: (scope) => conditionRowsSql(scope, ['temp.%.peak']),
   evaluate: (rows, { thresholds: t }) => {
@@ -217,6 +220,7 @@ export function compareConditions(a: readonly ConditionRowLike[], b: readonly Co
 /** `conditions-differ`: each capture of the scope against the first one that has conditions. */
 export const conditionsDiffer = defineRule({
   code: 'conditions-differ',
+  worst: 'warning',
   shape: CONDITION_ROW_SHAPE,
   sql: (scope) => conditionRowsSql(scope),
   evaluate: (rows, { captureIds }) => {

@@ -16,11 +16,15 @@ export const NPU_MARKER_SQL = `regexp_matches(lower(kernel), '(^|[_.-])npu[_.-]'
 /** `device-kind-npu-names`. */
 export const deviceKindNpuNames = defineRule({
   code: 'device-kind-npu-names',
+  worst: 'warning',
   shape: { capture_id: 'number', device: 'number', kind: 'string', kernels: 'number', marked: 'number', example: 'string?' },
-  sql: (scope) => `SELECT d.capture_id, d.device, d.kind, count(DISTINCT x.kernel) AS kernels,
-      count(DISTINCT x.kernel) FILTER (WHERE ${NPU_MARKER_SQL}) AS marked, min(x.kernel) AS example
-    FROM devices d JOIN dispatches x ON x.capture_id = d.capture_id AND x.device = d.device
-    WHERE ${captureFilter(scope, 'd')} AND d.kind <> 'npu' AND x.kernel IS NOT NULL
+  // the marker test runs once per distinct name, not once per dispatch
+  sql: (scope) => `SELECT d.capture_id, d.device, d.kind, count(*) AS kernels,
+      count(*) FILTER (WHERE ${NPU_MARKER_SQL}) AS marked, min(k.kernel) AS example
+    FROM devices d
+    JOIN (SELECT DISTINCT capture_id, device, kernel FROM dispatches WHERE kernel IS NOT NULL) k
+      ON k.capture_id = d.capture_id AND k.device = d.device
+    WHERE ${captureFilter(scope, 'd')} AND d.kind <> 'npu'
     GROUP BY d.capture_id, d.device, d.kind ORDER BY d.capture_id, d.device`,
   evaluate: (rows) =>
     rows.filter((r) => r.kernels > 0 && r.marked === r.kernels).map((r): Finding => ({

@@ -13,6 +13,7 @@ import { defineRule, type Finding } from './types';
 /** `duration-unit-mismatch`. */
 export const durationUnitMismatch = defineRule({
   code: 'duration-unit-mismatch',
+  worst: 'error',
   shape: {
     capture_id: 'number', device: 'number', time_source: 'string', dispatches: 'number', median_ratio: 'number', sum_ratio: 'number?',
     file: 'string?', first_line: 'number?',

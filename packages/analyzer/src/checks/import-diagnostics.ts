@@ -16,6 +16,7 @@ export const MISSING_RECORD_CODES = ['dropped-records', 'truncated-chunk', 'no-s
 /** `no-dispatches`: an error for a capture with no dispatch at all (valid or not). */
 export const noDispatches = defineRule({
   code: 'no-dispatches',
+  worst: 'error',
   shape: { capture_id: 'number', label: 'string', records: 'number?', first_message: 'string?', file: 'string?', first_line: 'number?' },
   sql: (scope) => `SELECT c.capture_id, coalesce(c.label, c.path) AS label, c.record_count AS records,
       (SELECT arg_min(g.message, coalesce(g.line, 0)) FROM diagnostics g WHERE g.capture_id = c.capture_id AND g.severity = 'error') AS first_message,
@@ -34,6 +35,7 @@ export const noDispatches = defineRule({
 /** `dropped-records` (not for a capture with no dispatches: `no-dispatches` says what matters there). */
 export const droppedRecords = defineRule({
   code: 'dropped-records',
+  worst: 'warning',
   shape: { capture_id: 'number', n: 'number', first_message: 'string', file: 'string?', first_line: 'number?', dropped: 'bigint?' },
   sql: (scope) => `SELECT capture_id, count(*) AS n, arg_min(message, coalesce(line, 0)) AS first_message, min(file) AS file, min(line) AS first_line,
       sum(TRY_CAST(regexp_extract(message, '(\\d+) dropped record', 1) AS BIGINT))::BIGINT AS dropped
@@ -51,15 +53,17 @@ export const droppedRecords = defineRule({
 /** `invalid-events`. */
 export const invalidEvents = defineRule({
   code: 'invalid-events',
+  worst: 'error',
   shape: { capture_id: 'number', dispatches: 'number', invalid: 'number', diagnostics: 'number', first_message: 'string?', file: 'string?', first_line: 'number?' },
-  sql: (scope) => `SELECT c.capture_id,
-      (SELECT count(*) FROM dispatches x WHERE x.capture_id = c.capture_id) AS dispatches,
-      (SELECT count(*) FROM dispatches x WHERE x.capture_id = c.capture_id AND NOT x.valid) AS invalid,
-      (SELECT count(*) FROM diagnostics g WHERE g.capture_id = c.capture_id AND g.code = 'invalid-events') AS diagnostics,
-      (SELECT arg_min(g.message, coalesce(g.line, 0)) FROM diagnostics g WHERE g.capture_id = c.capture_id AND g.code = 'invalid-events') AS first_message,
-      (SELECT min(g.file) FROM diagnostics g WHERE g.capture_id = c.capture_id AND g.code = 'invalid-events') AS file,
-      (SELECT min(g.line) FROM diagnostics g WHERE g.capture_id = c.capture_id AND g.code = 'invalid-events') AS first_line
-    FROM captures c WHERE ${captureFilter(scope, 'c')} ORDER BY c.capture_id`,
+  sql: (scope) => `SELECT c.capture_id, coalesce(d.dispatches, 0) AS dispatches, coalesce(d.invalid, 0) AS invalid,
+      coalesce(g.diagnostics, 0) AS diagnostics, g.first_message, g.file, g.first_line
+    FROM captures c
+    LEFT JOIN (SELECT capture_id, count(*) AS dispatches, count(*) FILTER (WHERE NOT valid) AS invalid
+               FROM dispatches GROUP BY capture_id) d ON d.capture_id = c.capture_id
+    LEFT JOIN (SELECT capture_id, count(*) AS diagnostics, arg_min(message, coalesce(line, 0)) AS first_message,
+                      min(file) AS file, min(line) AS first_line
+               FROM diagnostics WHERE code = 'invalid-events' GROUP BY capture_id) g ON g.capture_id = c.capture_id
+    WHERE ${captureFilter(scope, 'c')} ORDER BY c.capture_id`,
   evaluate: (rows, { thresholds: t }) => {
     const out: Finding[] = [];
     for (const r of rows) {

@@ -89,9 +89,12 @@ function wallComparisons(rows: readonly WallRow[], ctx: RuleContext): WallCompar
 /** `wall-clock-mismatch`. Wall references come from `wall_refs` (this rule's rows) and from the options. */
 export const wallClockMismatch = defineRule({
   code: 'wall-clock-mismatch',
+  worst: 'error',
   shape: WALL_SHAPE,
   sql: (scope) => `SELECT capture_id, source_path, line, model, test, n_prompt, n_gen, avg_ns, stddev_ns FROM wall_refs
     WHERE ${captureFilter(scope)} AND avg_ns IS NOT NULL ORDER BY capture_id, source_path, line`,
+  // segments only to compare a wall reference with: none stored or given, none needed
+  needsSegments: (rows, ctx) => rows.length > 0 || ctx.wallRefs.length > 0,
   evaluate: (rows, ctx) => {
     const t = ctx.thresholds;
     const out: Finding[] = [];
@@ -132,8 +135,10 @@ export const wallClockMismatch = defineRule({
 /** `cold-first-pass`. */
 export const coldFirstPass = defineRule({
   code: 'cold-first-pass',
+  worst: 'warning',
   shape: {},
   sql: null,
+  needsSegments: () => true,
   evaluate: (_rows, ctx) => {
     const t = ctx.thresholds;
     const out: Finding[] = [];

@@ -53,6 +53,7 @@ function isoOf(mtime: bigint | null): string {
 /** `stale-library`: each pinned file against the capture's recorded one of that name. */
 export const staleLibrary = defineRule({
   code: 'stale-library',
+  worst: 'error',
   shape: PROVENANCE_SHAPE,
   sql: provenanceSql,
   evaluate: (rows, ctx) => {
@@ -126,6 +127,7 @@ function compareFile(p: PinFileLike, r: { build_id: string | null; sha256: strin
 /** `mixed-builds`: within a capture (project libraries from several folders, mtimes far apart) and between captures. */
 export const mixedBuilds = defineRule({
   code: 'mixed-builds',
+  worst: 'warning',
   shape: PROVENANCE_SHAPE,
   sql: provenanceSql,
   evaluate: (rows, ctx) => {
@@ -182,6 +184,7 @@ function formatAge(ns: bigint): string {
 /** `no-provenance`: a capture with no provenance rows (a warning when a pin was given). */
 export const noProvenance = defineRule({
   code: 'no-provenance',
+  worst: 'warning',
   shape: { capture_id: 'number', path: 'string', n: 'number' },
   sql: (scope) => `SELECT c.capture_id, c.path, (SELECT count(*) FROM provenance p WHERE p.capture_id = c.capture_id) AS n
     FROM captures c WHERE ${captureFilter(scope, 'c')} ORDER BY c.capture_id`,

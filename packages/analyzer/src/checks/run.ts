@@ -10,7 +10,7 @@
  *   --sorted: errors first, then warnings, then info
  * ```
  */
-import type { Store } from '@tickwise/store';
+import type { Row, Store } from '@tickwise/store';
 import { formatNs, isTickwiseError } from '@tickwise/time';
 import { resolveSegments } from '../segments';
 import { memoKey, readOnce } from '../read-memo';
@@ -46,20 +46,26 @@ export async function runCheckSuite(store: Store, opts: CheckOptions = {}): Prom
     ? [...opts.captureIds]
     : (await store.query({ capture_id: 'number' }, 'SELECT capture_id FROM captures ORDER BY capture_id')).map((r) => r.capture_id);
   const scope: CheckScope = { captureIds: ids };
-  const ctx: RuleContext = {
-    thresholds,
-    pin: opts.pin ?? null,
-    wallRefs: opts.wallRefs ?? [],
-    segments: await checkSegments(store, ids, thresholds),
-    captureIds: ids,
-  };
-  const codes = opts.codes ?? (Object.keys(CHECK_RULES) as CheckCode[]);
+  const atLeast = opts.atLeast;
+  const codes = (opts.codes ?? (Object.keys(CHECK_RULES) as CheckCode[]))
+    .filter((code) => atLeast === undefined || SEVERITY_ORDER[CHECK_RULES[code].worst] <= SEVERITY_ORDER[atLeast]);
+  const rowsOf = new Map<CheckCode, Row[]>();
+  for (const code of codes) {
+    const rule = CHECK_RULES[code];
+    rowsOf.set(code, rule.sql ? await store.rows(rule.sql(scope)) : []);
+  }
+  const base = { thresholds, pin: opts.pin ?? null, wallRefs: opts.wallRefs ?? [], captureIds: ids };
+  // the segmentation (the suite's costliest step) only when a rule reads it
+  const segmented = codes.some((code) => CHECK_RULES[code].needsSegments(rowsOf.get(code)!, base));
+  const ctx: RuleContext = { ...base, segments: segmented ? await checkSegments(store, ids, thresholds) : [] };
   const findings: Finding[] = [];
   const checks: CheckRun[] = [];
   for (const code of codes) {
     const rule = CHECK_RULES[code];
-    const rows = rule.sql ? await store.rows(rule.sql(scope)) : [];
+    const rows = rowsOf.get(code)!;
     const mine = rule.evaluate(rows, ctx);
+    const beyond = mine.find((f) => SEVERITY_ORDER[f.severity] < SEVERITY_ORDER[rule.worst]);
+    if (beyond) throw new Error(`check ${code} gave a finding of severity ${beyond.severity}, beyond its declared worst (${rule.worst}): declare it, or a verb's header misses it`);
     findings.push(...mine);
     const worst = mine.reduce<FindingSeverity | null>((w, f) => (w === null || SEVERITY_ORDER[f.severity] < SEVERITY_ORDER[w] ? f.severity : w), null);
     checks.push({ code, checks: CheckCode[code], findings: mine.length, worst, figures: rule.figures ? rule.figures(rows, ctx) : [] });
@@ -133,7 +139,7 @@ export function formatFindingLine(f: Finding): string {
  * stored wall references.
  */
 export async function errorFindingsHeader(store: Store, opts: CheckOptions = {}): Promise<string> {
-  return errorFindingsText(await runChecks(store, opts));
+  return errorFindingsText(await runChecks(store, { ...opts, atLeast: 'error' }));
 }
 
 /** {@link errorFindingsHeader}'s lines from findings already found. */

@@ -174,6 +174,11 @@ export interface CheckOptions {
   readonly thresholds?: Partial<CheckThresholds>;
   /** Only these codes (default: all). */
   readonly codes?: readonly CheckCode[];
+  /**
+   * Only the rules that can give a finding at least this severe (a verb's
+   * header wants the errors: rules that at worst warn are not run).
+   */
+  readonly atLeast?: FindingSeverity;
 }
 
 /** One segment (a pass of the workload) of one device of one capture. */
@@ -211,28 +216,37 @@ export interface RuleContext {
 /** A rule as written: a declared row shape, a pure SQL builder, a pure evaluation. */
 export interface RuleSpec<S extends Shape> {
   readonly code: CheckCode;
+  /** The most severe finding the rule can give (the runner refuses a worse one). */
+  readonly worst: FindingSeverity;
   readonly shape: S;
   /** The query whose rows the rule evaluates (pure: builds text, runs nothing); null: the rule needs only the context. */
   readonly sql: ((scope: CheckScope) => string) | null;
   readonly evaluate: (rows: RowOf<S>[], ctx: RuleContext) => Finding[];
   /** What the rule measured, finding or not (one record per thing compared; unit-named keys). */
   readonly figures?: (rows: RowOf<S>[], ctx: RuleContext) => Record<string, FindingValue>[];
+  /** True when the evaluation reads `ctx.segments` for these rows (absent: never); segmenting is the suite's costliest step. */
+  readonly needsSegments?: (rows: RowOf<S>[], ctx: Omit<RuleContext, 'segments'>) => boolean;
 }
 
 /** A rule as the runner uses it (its row shape checked on the way in). */
 export interface CheckRule {
   readonly code: CheckCode;
+  readonly worst: FindingSeverity;
   readonly sql: ((scope: CheckScope) => string) | null;
   readonly evaluate: (rows: Row[], ctx: RuleContext) => Finding[];
   readonly figures?: (rows: Row[], ctx: RuleContext) => Record<string, FindingValue>[];
+  readonly needsSegments: (rows: Row[], ctx: Omit<RuleContext, 'segments'>) => boolean;
 }
 
 /** Makes a {@link CheckRule} from a {@link RuleSpec}. */
 export function defineRule<S extends Shape>(spec: RuleSpec<S>): CheckRule {
+  const typed = (rows: Row[]) => checkRows(spec.shape, rows, `rows of check ${spec.code}`);
   return {
     code: spec.code,
+    worst: spec.worst,
     sql: spec.sql,
-    evaluate: (rows, ctx) => spec.evaluate(checkRows(spec.shape, rows, `rows of check ${spec.code}`), ctx),
-    ...(spec.figures ? { figures: (rows: Row[], ctx: RuleContext) => spec.figures!(checkRows(spec.shape, rows, `rows of check ${spec.code}`), ctx) } : {}),
+    evaluate: (rows, ctx) => spec.evaluate(typed(rows), ctx),
+    ...(spec.figures ? { figures: (rows: Row[], ctx: RuleContext) => spec.figures!(typed(rows), ctx) } : {}),
+    needsSegments: (rows, ctx) => spec.needsSegments?.(typed(rows), ctx) ?? false,
   };
 }
