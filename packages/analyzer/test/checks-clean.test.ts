@@ -2,7 +2,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Store } from '@tickwise/store';
-import { CHECK_RULES, CheckCode, DEFAULT_THRESHOLDS, errorFindingsHeader, runChecks, type CheckCode as Code } from '../src/index';
+import { CHECK_RULES, CheckCode, DEFAULT_THRESHOLDS, errorFindingsHeader, runChecks, runCheckSuite, type CheckCode as Code } from '../src/index';
 import { ROOT, addProvenance, benchCsv, importSynth, synthCapture, tickwise, tmp } from './checks-helpers';
 
 describe('checks: a clean capture triggers none', () => {
@@ -53,6 +53,29 @@ describe('checks: a clean capture triggers none', () => {
       await store.close();
     }
     expect(DEFAULT_THRESHOLDS.tick_hz_warning_fraction).toBe(0.005);
+  });
+});
+
+describe('checks: a verb\'s header runs only the rules that can raise an error', () => {
+  it('finds every error the whole suite finds, the wall comparison (which needs segments) included', async () => {
+    // errors: a 10x wall reference, durations written as ticks, a declared rate 10 % off; warnings: dropped records, a cold first pass
+    const cap = synthCapture({ tick_hz: 110e6, declared_hz: 100e6, duration_ns_as_ticks: true, dropped_records: 5, first_pass_gap_ticks: 4000 });
+    const dir = tmp();
+    const bench = join(dir, 'bench.csv');
+    writeFileSync(bench, benchCsv(cap.pass_span_ns[1]! * 10));
+    const { store } = await importSynth([cap], ['--wall', bench]);
+    try {
+      const all = await runCheckSuite(store);
+      const header = await runCheckSuite(store, { atLeast: 'error' });
+      const errors = all.findings.filter((f) => f.severity === 'error');
+      expect(new Set(errors.map((f) => f.code))).toEqual(new Set(['wall-clock-mismatch', 'duration-unit-mismatch', 'tick-frequency-mismatch']));
+      expect(all.findings.filter((f) => f.severity === 'warning').map((f) => f.code)).toContain('dropped-records');
+      expect(header.findings).toEqual(errors);
+      expect(header.checks.map((c) => c.code)).toEqual((Object.keys(CHECK_RULES) as Code[]).filter((c) => CHECK_RULES[c].worst === 'error'));
+      expect(header.checks.map((c) => c.code)).not.toContain('dropped-records');
+    } finally {
+      await store.close();
+    }
   });
 });
 
