@@ -4,6 +4,7 @@
  *   node -e 0                      vs  tickwise --help / --version / ceiling from numbers
  *   a minimal @duckdb/node-api script running the verb's SQL on the store
  *                                  vs  tickwise kernels / gaps on the same store
+ * Each step runs alternately with its baseline (a load change moves both).
  * Usage: scripts/bench-startup [--runs N]
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -30,28 +31,43 @@ const r = await c.runAndReadAll("select kernel, count(*), sum(dur_ns), avg(dur_n
 console.log(r.getRows().length);
 `);
 
-function median(cmd, args, env = {}) {
-  const times = [];
-  for (let i = 0; i < runs; i++) {
-    const t0 = process.hrtime.bigint();
-    const r = spawnSync(cmd, args, { stdio: 'ignore', env: { ...process.env, ...env } });
-    if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')}: exit ${r.status}`);
-    times.push(Number(process.hrtime.bigint() - t0) / 1e6);
-  }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)];
+function once(cmd, args, env = {}) {
+  const t0 = process.hrtime.bigint();
+  const r = spawnSync(cmd, args, { stdio: 'ignore', env: { ...process.env, ...env } });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')}: exit ${r.status}`);
+  return Number(process.hrtime.bigint() - t0) / 1e6;
 }
 
-const nodeMs = median('node', ['-e', '0']);
-const minimalMs = median('node', [minimal, db]);
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/**
+ * The step and its baseline run alternately, `runs` times each, so that a
+ * change in the machine's load moves both: the medians of each.
+ */
+function paired(cmd, args, base, env = {}) {
+  const mine = [];
+  const theirs = [];
+  for (let i = 0; i < runs; i++) {
+    theirs.push(once(...base));
+    mine.push(once(cmd, args, env));
+  }
+  return [median(mine), median(theirs)];
+}
+
+const NODE = ['node', ['-e', '0']];
+const MINIMAL = ['node', [minimal, db]];
+const row = (name, args, baseName, base, goal, env = {}) => {
+  const [ms, baseMs] = paired(tickwise, args, base, env);
+  return [name, ms, baseName, baseMs, goal];
+};
 const rows = [
-  ['tickwise --help', median(tickwise, ['--help']), 'node -e 0', nodeMs, 2],
-  ['tickwise --version', median(tickwise, ['--version']), 'node -e 0', nodeMs, 2],
-  ['tickwise ceiling (numbers)', median(tickwise, ['ceiling', '--gpu-group-ms', '0.40', '--npu-tile-ms', '6.0', '--rows', '8192']), 'node -e 0', nodeMs, 2],
-  ['tickwise kernels store', median(tickwise, ['kernels', db]), 'minimal DuckDB script', minimalMs, 1.5],
-  ['tickwise gaps store', median(tickwise, ['gaps', db, '--min-gap', '200us']), 'minimal DuckDB script', minimalMs, 1.5],
-  ['tickwise provenance --help', median(tickwise, ['provenance', '--help']), 'node -e 0', nodeMs, 2],
-  ['tickwise --help (from source, tsx)', median(tickwise, ['--help'], { TICKWISE_FROM_SOURCE: '1' }), 'node -e 0', nodeMs, null],
+  row('tickwise --help', ['--help'], 'node -e 0', NODE, 2),
+  row('tickwise --version', ['--version'], 'node -e 0', NODE, 2),
+  row('tickwise ceiling (numbers)', ['ceiling', '--gpu-group-ms', '0.40', '--npu-tile-ms', '6.0', '--rows', '8192'], 'node -e 0', NODE, 2),
+  row('tickwise kernels store', ['kernels', db], 'minimal DuckDB script', MINIMAL, 1.5),
+  row('tickwise gaps store', ['gaps', db, '--min-gap', '200us'], 'minimal DuckDB script', MINIMAL, 1.5),
+  row('tickwise provenance --help', ['provenance', '--help'], 'node -e 0', NODE, 2),
+  row('tickwise --help (from source, tsx)', ['--help'], 'node -e 0', NODE, null, { TICKWISE_FROM_SOURCE: '1' }),
 ];
 console.log(`start-up, whole processes, median of ${runs} (wall ms)`);
 console.log('step'.padEnd(36) + 'ms'.padStart(8) + '  baseline'.padEnd(26) + 'ms'.padStart(8) + 'ratio'.padStart(8) + '  goal');

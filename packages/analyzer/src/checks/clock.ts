@@ -18,9 +18,11 @@ export const tickFrequencyMismatch = defineRule({
     clock_samples: 'number', time_base: 'string', tick_events: 'number',
   },
   sql: (scope) => `SELECT d.capture_id, d.device, d.tick_hz_declared, d.tick_hz_fitted, d.fit_slope_uncertainty_ppm AS slope_uncertainty_ppm,
-      d.clock_samples, d.time_base,
-      (SELECT count(*) FROM dispatches x WHERE x.capture_id = d.capture_id AND x.device = d.device AND x.time_source LIKE 'device_tick%') AS tick_events
-    FROM devices d WHERE ${captureFilter(scope, 'd')} AND d.tick_hz_declared IS NOT NULL AND d.tick_hz_declared > 0
+      d.clock_samples, d.time_base, coalesce(x.tick_events, 0) AS tick_events
+    FROM devices d
+    LEFT JOIN (SELECT capture_id, device, count(*) AS tick_events FROM dispatches WHERE time_source LIKE 'device_tick%'
+               GROUP BY capture_id, device) x ON x.capture_id = d.capture_id AND x.device = d.device
+    WHERE ${captureFilter(scope, 'd')} AND d.tick_hz_declared IS NOT NULL AND d.tick_hz_declared > 0
     ORDER BY d.capture_id, d.device`,
   evaluate: (rows, { thresholds: t }) => {
     const out: Finding[] = [];
@@ -69,10 +71,15 @@ export const noTimeBase = defineRule({
   worst: 'error',
   shape: { capture_id: 'number', device: 'number', time_base: 'string', untimed: 'number', assumed: 'number', assumed_hz: 'string?' },
   sql: (scope) => `SELECT d.capture_id, d.device, d.time_base,
-      (SELECT count(*) FROM dispatches x WHERE x.capture_id = d.capture_id AND x.device = d.device AND x.time_source = 'device_tick_none') AS untimed,
-      (SELECT count(*) FROM dispatches x WHERE x.capture_id = d.capture_id AND x.device = d.device AND x.time_source = 'device_tick_assumed') AS assumed,
-      (SELECT min(a.value) FROM assumptions a WHERE a.capture_id = d.capture_id AND a.device = d.device AND a.what = 'tick_hz') AS assumed_hz
-    FROM devices d WHERE ${captureFilter(scope, 'd')} AND d.time_base IN ('device_tick_none', 'device_tick_assumed')
+      coalesce(x.untimed, 0) AS untimed, coalesce(x.assumed, 0) AS assumed, a.assumed_hz
+    FROM devices d
+    LEFT JOIN (SELECT capture_id, device,
+                 count(*) FILTER (WHERE time_source = 'device_tick_none') AS untimed,
+                 count(*) FILTER (WHERE time_source = 'device_tick_assumed') AS assumed
+               FROM dispatches GROUP BY capture_id, device) x ON x.capture_id = d.capture_id AND x.device = d.device
+    LEFT JOIN (SELECT capture_id, device, min(value) AS assumed_hz FROM assumptions WHERE what = 'tick_hz'
+               GROUP BY capture_id, device) a ON a.capture_id = d.capture_id AND a.device = d.device
+    WHERE ${captureFilter(scope, 'd')} AND d.time_base IN ('device_tick_none', 'device_tick_assumed')
     ORDER BY d.capture_id, d.device`,
   evaluate: (rows) => {
     const out: Finding[] = [];

@@ -19,10 +19,12 @@ export const noDispatches = defineRule({
   worst: 'error',
   shape: { capture_id: 'number', label: 'string', records: 'number?', first_message: 'string?', file: 'string?', first_line: 'number?' },
   sql: (scope) => `SELECT c.capture_id, coalesce(c.label, c.path) AS label, c.record_count AS records,
-      (SELECT arg_min(g.message, coalesce(g.line, 0)) FROM diagnostics g WHERE g.capture_id = c.capture_id AND g.severity = 'error') AS first_message,
-      (SELECT min(g.file) FROM diagnostics g WHERE g.capture_id = c.capture_id AND g.severity = 'error') AS file,
-      (SELECT min(g.line) FROM diagnostics g WHERE g.capture_id = c.capture_id AND g.severity = 'error') AS first_line
-    FROM captures c WHERE ${captureFilter(scope, 'c')} AND NOT EXISTS (SELECT 1 FROM dispatches x WHERE x.capture_id = c.capture_id)
+      g.first_message, g.file, g.first_line
+    FROM captures c
+    LEFT JOIN (SELECT capture_id, arg_min(message, coalesce(line, 0)) AS first_message, min(file) AS file, min(line) AS first_line
+               FROM diagnostics WHERE severity = 'error' GROUP BY capture_id) g ON g.capture_id = c.capture_id
+    LEFT JOIN (SELECT DISTINCT capture_id FROM dispatches) x ON x.capture_id = c.capture_id
+    WHERE ${captureFilter(scope, 'c')} AND x.capture_id IS NULL
     ORDER BY c.capture_id`,
   evaluate: (rows) =>
     rows.map((r): Finding => ({
