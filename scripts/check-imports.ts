@@ -19,6 +19,13 @@ const ALLOWED: Record<string, readonly string[]> = {
 };
 
 const root = resolve(import.meta.dirname, '..');
+
+/** True when `spec` (`@tickwise/pkg/sub`) is an entry pkg's package.json declares in `exports` (`./sub`). */
+function declaredEntry(pkg: string, spec: string): boolean {
+  const sub = './' + spec.split('/').slice(2).join('/');
+  const exportsMap = (JSON.parse(readFileSync(join(root, 'packages', pkg, 'package.json'), 'utf8')) as { exports?: Record<string, unknown> }).exports ?? {};
+  return Object.hasOwn(exportsMap, sub);
+}
 const problems: string[] = [];
 function walk(dir: string, out: string[]): string[] {
   for (const name of readdirSync(dir)) {
@@ -41,7 +48,7 @@ for (const [pkg, allowed] of Object.entries(ALLOWED)) {
         if (spec.startsWith('@tickwise/')) {
           const target = spec.slice('@tickwise/'.length).split('/')[0]!;
           if (target !== pkg && !allowed.includes(target)) problems.push(`${at} (${pkg} may import: ${allowed.join(', ') || 'nothing of ours'})`);
-          if (spec.split('/').length > 2) problems.push(`${at} (import the package, not its internals)`);
+          if (spec.split('/').length > 2 && !declaredEntry(target, spec)) problems.push(`${at} (import the package or an entry its package.json exports, not its internals)`);
         } else if (spec.startsWith('.')) {
           const abs = resolve(f, '..', spec);
           // tests may use the capture generators under scripts/gen (ground truth)

@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { TickwiseError } from '@tickwise/time';
 import type { Store } from '@tickwise/store';
+import { FORMAT_NAMES, isFormatName, type FormatName } from './format-names';
 import { importIreeperfJsonl, type ImportOptions, type ImportResult } from './readers/ireeperf-jsonl';
 import { openSource, type SourceFile } from './source-file';
 import { importRecorderDir, sniffRecorderDir } from './recorder-import';
@@ -22,10 +23,11 @@ export interface FormatSpec {
 }
 
 /**
- * Every import format. Adding a format means adding an entry here; the CLI's
- * `--input-format` choices and detection come from this registry.
+ * Every import format, in detection order. Adding a format means adding its
+ * name to FORMAT_NAMES (format-names.ts) and an entry here; the CLI's
+ * `--input-format` choices and detection come from these.
  */
-export const FORMATS: Record<string, FormatSpec> = {
+export const FORMATS: Readonly<Record<FormatName, FormatSpec>> = {
   'ireeperf-jsonl': {
     description: "IREE's `iree-profile export --format=ireeperf-jsonl` stream (schema 15, and derived variants)",
     read: importIreeperfJsonl,
@@ -68,14 +70,6 @@ export const FORMATS: Record<string, FormatSpec> = {
   },
 };
 
-/** Name of a registered format. */
-export type FormatName = keyof typeof FORMATS;
-
-/** Registers a reader (used by format modules that live in their own files). */
-export function registerFormat(name: string, spec: FormatSpec): void {
-  FORMATS[name] = spec;
-}
-
 async function readHead(src: SourceFile): Promise<string> {
   if (src.compression !== 'none') {
     const { createReadStream } = await import('node:fs');
@@ -112,19 +106,19 @@ export async function detectFormat(src: SourceFile): Promise<string> {
   if (!isDirectory && head.length === 0 && src.compression === 'none') {
     throw new TickwiseError('empty-input', 'the file is empty: no records to import', { file: src.displayPath });
   }
-  for (const [name, spec] of Object.entries(FORMATS)) {
-    if (spec.sniff(head, src, isDirectory)) return name;
+  for (const name of FORMAT_NAMES) {
+    if (FORMATS[name].sniff(head, src, isDirectory)) return name;
   }
   if (src.compression === 'zstd' && /\.jsonl(\.zst)?$/.test(src.displayPath)) return 'ireeperf-jsonl';
   throw new TickwiseError(
     'unknown-format',
-    `cannot tell the format of this input (known: ${Object.keys(FORMATS).join(', ')}); pass --input-format NAME`,
+    `cannot tell the format of this input (known: ${FORMAT_NAMES.join(', ')}); pass --input-format NAME`,
     { file: src.displayPath, line: 1 },
   );
 }
 
-/** Imports one input (path or `-`) into the store, detecting its format. */
-export async function importInput(store: Store, input: string, opts: ImportOptions & { format?: string } = {}): Promise<ImportResult> {
+/** Imports one input (path or `-`) into the store, detecting its format (the package exports it as `importInput`). */
+export async function importInputNow(store: Store, input: string, opts: ImportOptions & { format?: string } = {}): Promise<ImportResult> {
   const src = await openSource(input);
   try {
     let format: string;
@@ -133,8 +127,8 @@ export async function importInput(store: Store, input: string, opts: ImportOptio
     } catch (e) {
       throw readerFailure(e, 'detected', src.displayPath);
     }
+    if (!isFormatName(format)) throw new TickwiseError('unknown-format', `unknown format "${format}" (known: ${FORMAT_NAMES.join(', ')})`);
     const spec = FORMATS[format];
-    if (!spec) throw new TickwiseError('unknown-format', `unknown format "${format}" (known: ${Object.keys(FORMATS).join(', ')})`);
     if (src.isDirectory && format !== 'tickwise-recorder') {
       throw new TickwiseError('usage', `a directory: --input-format ${format} reads a file (only tickwise-recorder reads a capture directory)`, { file: src.displayPath });
     }

@@ -2,12 +2,15 @@
  * @tickwise/capture: getting captures into the store. One reader per input
  * format (registered in `FORMATS`), format detection by content, stdin and
  * compressed inputs, and opening a verb's inputs as a store.
+ * `@tickwise/capture/open` (open.ts) is the light door for verbs that only
+ * open their inputs: it does not load the readers until a capture is read.
  */
 export * from './messages';
 export * from './source-file';
 export * from './jsonl-sanitize';
 export * from './readers/ireeperf-jsonl';
-export * from './formats';
+export * from './format-names';
+export { FORMATS, detectFormat, type FormatSpec, type Reader } from './formats';
 export * from './open-inputs';
 export * from './readers/llama-bench';
 export * from './provenance/index';

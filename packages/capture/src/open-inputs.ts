@@ -1,7 +1,6 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { Store, redactStoredConditions } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
-import { importInput } from './formats';
 import type { ImportOptions, ImportResult } from './readers/ireeperf-jsonl';
 
 /**
@@ -26,6 +25,15 @@ function isSqliteFile(p: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Imports one input (path or `-`) into the store, detecting its format. The
+ * readers load with the first call: a verb given a store never loads one.
+ */
+export async function importInput(store: Store, input: string, opts: ImportOptions & { format?: string } = {}): Promise<ImportResult> {
+  const { importInputNow } = await import('./formats');
+  return importInputNow(store, input, opts);
 }
 
 /**

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { TickwiseError } from '@tickwise/time';
+import { STDIN_ARG } from './stdin';
 
 /** Compression of an input file, detected from its first bytes. */
 export type Compression = 'none' | 'gzip' | 'zstd';
@@ -28,8 +29,7 @@ export interface SourceFile {
   cleanup(): Promise<void>;
 }
 
-/** How the CLI passes `-` (stdin) through its argument parser. */
-export const STDIN_ARG = '/dev/stdin';
+export { STDIN_ARG } from './stdin';
 
 /** How long a FIFO may stay without a writer before it is refused, ms. */
 const FIFO_NO_WRITER_MS = 2000;

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { Argv, Options } from 'yargs';
 import { TickwiseError, isTimeUnit, parseDurationNs, parseFrequencyHz, type Ns, type TimeUnit } from '@tickwise/time';
-import { FORMATS, STDIN_ARG, isTraceClock, openInputs, type ImportOptions, type TraceClock } from '@tickwise/capture';
+import { FORMAT_NAMES, STDIN_ARG, isFormatName, isTraceClock, openInputs, type ImportOptions, type TraceClock } from '@tickwise/capture/open';
 import type { DeviceKind, Store } from '@tickwise/store';
 
 /**
@@ -35,7 +35,7 @@ export function durationOpt(describe: string, example = '200us'): Options {
 
 /** Adds `--input-format`: the format of capture inputs, one of the registered readers. */
 export function withInputFormat<T>(y: Argv<T>): Argv<T & { 'input-format'?: string | undefined }> {
-  return y.option('input-format', { type: 'string', requiresArg: true, describe: `format of capture inputs (default: detected from content): ${Object.keys(FORMATS).join(', ')}` }) as unknown as Argv<T & { 'input-format'?: string | undefined }>;
+  return y.option('input-format', { type: 'string', requiresArg: true, describe: `format of capture inputs (default: detected from content): ${FORMAT_NAMES.join(', ')}` }) as unknown as Argv<T & { 'input-format'?: string | undefined }>;
 }
 
 /** Adds the clock options of the rocprofv3/rocpd/Chrome trace/HeteroMosaic readers (see ImportOptions). */
@@ -84,7 +84,7 @@ export function importOptions(args: InputArgs, onProgress?: (phase: string) => v
   } = {};
   const format = args['input-format'] ?? args.format;
   if (format !== undefined) {
-    if (!Object.hasOwn(FORMATS, format)) throw usageError(`--input-format ${format}: not an input format; one of ${Object.keys(FORMATS).join(', ')} (default: detected from content)`);
+    if (!isFormatName(format)) throw usageError(`--input-format ${format}: not an input format; one of ${FORMAT_NAMES.join(', ')} (default: detected from content)`);
     o.format = format;
   }
   if (args['tick-hz']) o.assumeTickHz = parseFrequencyHz(args['tick-hz']);

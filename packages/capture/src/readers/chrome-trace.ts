@@ -12,7 +12,7 @@ import { maxRecordBytesOf, scaleDecimal, scanJsonRecords, type NdjsonPart } from
 import { PartLoader, STAGE_PART_BYTES } from '../part-loader';
 import { sha256File, type SourceFile } from '../source-file';
 import { traceMessages } from '../trace-messages';
-import '../reader-options';
+import type {} from '../reader-options'; // its ImportOptions fields
 
 /**
  * Chrome trace JSON (the Trace Event Format: Perfetto's JSON, chrome://tracing,

@@ -8,7 +8,7 @@ import {
 import { scanJsonRecords, sourceLineOf } from '../json-records';
 import { sha256File, type SourceFile } from '../source-file';
 import { traceMessages } from '../trace-messages';
-import '../reader-options';
+import type {} from '../reader-options'; // its ImportOptions fields
 
 /**
  * HeteroMosaic-style trace JSON lines: one object per executed stage of a

@@ -8,7 +8,7 @@ import {
 import { scanJsonRecords, sourceLineOf, type JsonPath } from '../json-records';
 import { firstInvalidUtf8Line, lineOfNthMatch, matchesByLine, sha256File, type SourceFile } from '../source-file';
 import { traceMessages } from '../trace-messages';
-import '../reader-options';
+import type {} from '../reader-options'; // its ImportOptions fields
 
 /**
  * The hrx runtime's `DeviceProfile` JSON: one device's execution intervals

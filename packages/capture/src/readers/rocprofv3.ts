@@ -10,7 +10,7 @@ import { scanJsonRecords } from '../json-records';
 import { PartLoader, STAGE_PART_BYTES } from '../part-loader';
 import { sha256File, type SourceFile } from '../source-file';
 import { traceMessages } from '../trace-messages';
-import '../reader-options';
+import type {} from '../reader-options'; // its ImportOptions fields
 
 /**
  * rocprofv3 (ROCm's rocprofiler-sdk tool) kernel traces: the

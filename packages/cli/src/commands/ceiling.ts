@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { CommandModule } from 'yargs';
-import { openInputs } from '@tickwise/capture';
+import { openInputs } from '@tickwise/capture/open';
 import { DEFAULT_GROUP_ROWS, ceiling, ceilingMarkdown, ceilingSpec, parseCostCsv, type CeilingResult } from '@tickwise/ceiling';
 import { ceilingInputs, checkCaptureOptions, type CaptureInput, type EngineCostOptions } from '@tickwise/inputs';
 import { TickwiseError, nsToMsLossy } from '@tickwise/time';

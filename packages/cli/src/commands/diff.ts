@@ -1,6 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { diff, formatFindingLine, type DiffResult, type DiffSide, type KernelDiff } from '@tickwise/analyzer';
-import { openInputs } from '@tickwise/capture';
+import { openInputs } from '@tickwise/capture/open';
 import type { Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import { captures, dur, header, pct } from '../analysis-options';

@@ -1,5 +1,5 @@
 import type { CommandModule } from 'yargs';
-import { openInputs } from '@tickwise/capture';
+import { openInputs } from '@tickwise/capture/open';
 import {
   DEFAULT_GROUP_ROWS, MODEL_LEAVES_OUT, STAGE_KINDS, STRATEGY_NAMES, isStageKind, scheduleGanttSpec, scheduleModel, type StageKind,
 } from '@tickwise/ceiling';
