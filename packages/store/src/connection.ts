@@ -78,9 +78,15 @@ export class Store {
 
   /** Refuses a store whose recorded schema is newer than this code's. */
   private async checkSchemaVersion(): Promise<void> {
-    const has = await this.scalar(`SELECT count(*) FROM duckdb_tables() WHERE table_name = 'tickwise_meta' AND schema_name = 'main'`);
-    if (Number(has) === 0) return;
-    const v = await this.scalar(`SELECT value FROM tickwise_meta WHERE key = 'schema_version'`);
+    let v: unknown;
+    try {
+      v = await this.scalar(`SELECT value FROM main.tickwise_meta WHERE key = 'schema_version'`);
+    } catch (e) {
+      // one query for the usual case (a store); the catalog is asked only when it fails
+      const has = await this.scalar(`SELECT count(*) FROM duckdb_tables() WHERE table_name = 'tickwise_meta' AND schema_name = 'main'`);
+      if (Number(has) === 0) return; // a new or foreign database: no schema recorded
+      throw e;
+    }
     const version = v === null ? null : Number(v);
     if (version !== null && (!Number.isInteger(version) || version > SCHEMA_VERSION)) {
       throw new TickwiseError('store-version',
