@@ -129,7 +129,7 @@ int timeline_wait(ioctl_fn real, ThreadState* t, int fd, unsigned long req, void
 int xdna_ioctl(ioctl_fn real, int fd, unsigned long req, void* arg) {
   const uint8_t cls = g_fd_class[fd].load(std::memory_order_relaxed);
   if (cls == kFdOther) return real(fd, req, arg);
-  ThreadState* t = thread_state();
+  ThreadState* t = app_thread_state();
   if (!t || t->busy) return real(fd, req, arg);
   if (cls == kFdUnknown && classify(real, fd, t) != kFdXdna) return real(fd, req, arg);
   const uint32_t nr = abi::ioc_nr(req), size = abi::ioc_size(req);

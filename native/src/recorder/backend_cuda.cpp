@@ -392,7 +392,7 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   }
   const uint64_t exit_ns = now_ns();
   if (!active(BackendId::kCuda) || cbid >= kMaxCbid) return;
-  ThreadState* t = thread_state();
+  ThreadState* t = app_thread_state();
   if (!t) return;
   CudaState& s = cs();
   if (__builtin_expect(!s.api_named[domain][cbid].load(std::memory_order_relaxed), 0)) {

@@ -178,7 +178,7 @@ class LaunchScope {
  public:
   LaunchScope(fmt::HipApi api, const void* function, hipStream_t stream, dim3 grid, dim3 block, size_t shm) {
     if (!active(BackendId::kHip)) return;
-    t_ = thread_state();
+    t_ = app_thread_state();
     if (!t_ || t_->busy) {  // nested inside another interposed call: pass through
       t_ = nullptr;
       return;
@@ -238,7 +238,7 @@ class LaunchScope {
 
 hipError_t record_sync(fmt::HipApi api, hipStream_t stream, uint64_t enter, hipError_t rc) {
   if (!active(BackendId::kHip)) return rc;
-  ThreadState* t = thread_state();
+  ThreadState* t = app_thread_state();
   if (!t) return rc;
   fmt::Record rec{};
   auto& s = rec.hip_sync;

@@ -131,6 +131,7 @@ struct State {
   pthread_t drain_thread{};
   bool drain_running = false;
   int wake_pipe[2] = {-1, -1};
+  int done_pipe[2] = {-1, -1};  // closed when the capture is finished (wakes a waiting handler)
   uint32_t enabled_mask = 0;  // backends recording in this capture (g_active_mask drops to 0 at the end)
   std::atomic<bool> clock_requested{false};
   std::atomic<int> finalize_request{0};  // 0 none, -1 exit, >0 signal number
@@ -796,6 +797,8 @@ void* drain_main(void* arg) {
   }
   finalize_on_drain(s);
   return_signals(s);
+  close(s.done_pipe[1]);  // wakes every waiting handler (POLLHUP)
+  s.done_pipe[1] = -1;
   return nullptr;
 }
 
@@ -850,6 +853,7 @@ void measure_offsets(State& s) {
 
 bool start_drain(State& s) {
   if (pipe2(s.wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return false;
+  if (pipe2(s.done_pipe, O_CLOEXEC) != 0) return false;
   s.drain = new DrainState();
   s.drain->buf.reserve(kChunkRecords);
   if (g_host_tsc) {  // two points 2 ms apart, so that early stamps convert
@@ -913,19 +917,39 @@ void run_app_action(State* s, int sig, siginfo_t* info, void* uctx, int saved_er
   errno = saved_errno;
 }
 
-// A signal can land on a thread that holds a runtime's lock: inside a launch, or
-// inside the SDK's delivery of a buffer to the recorder. Waiting there for the
-// capture to finish would stall the final flush, which needs that same lock, and
-// lose the buffered dispatch records. So the handler never waits: it asks the
-// drain thread to finish, notes the signal and returns; the thread goes on and
-// lets its locks go. When the capture is written, the drain thread restores the
-// app's actions and queues the signal again to the same thread, with its
-// original siginfo (return_signals). Async-signal-safe: atomics, write, syscall.
+// Where a SIGTERM/SIGINT lands decides what its handler may do:
+// - an app thread in its own code (the usual case: the main thread) is held
+//   until the capture is finished (at most 3 s), so that it launches nothing
+//   more while the runtimes flush (CUPTI's final flush did not finish within
+//   its deadline while the app went on launching), then gets the app's action;
+// - a thread that may hold a runtime's lock (inside an interposed call, or a
+//   runtime's own thread handing records to the recorder, such as the SDK's
+//   delivery thread) is never held: the final flush needs that lock (held
+//   there, the flush timed out and its batch was lost: a CI failure). Its
+//   handler notes the signal and returns; the drain thread finishes the
+//   capture, restores the app's actions and queues the signal again to the
+//   same thread with its original siginfo (return_signals).
+// Async-signal-safe: atomics, write, poll, syscall.
 void on_signal(int sig, siginfo_t* info, void* uctx) {
   State* s = g_state;
   const int saved_errno = errno;
   if (s && s->drain_running && s->pid == uint32_t(getpid()) && !t_state.is_drain &&
       !s->signals_returned.load(std::memory_order_seq_cst)) {
+    int expected = 0;
+    s->finalize_request.compare_exchange_strong(expected, sig);
+    const bool may_hold_runtime_lock = t_state.busy || !t_state.app_thread;
+    if (!may_hold_runtime_lock) {
+      char c = 1;
+      if (s->wake_pipe[1] >= 0) (void)!write(s->wake_pipe[1], &c, 1);
+      struct pollfd p = {s->done_pipe[0], POLLIN, 0};
+      while (!s->finalized.load(std::memory_order_acquire)) {
+        int r = poll(&p, 1, 3000);
+        if (r <= 0 && !(r < 0 && errno == EINTR)) break;
+        if (r > 0) break;
+      }
+      run_app_action(s, sig, info, uctx, saved_errno);
+      return;
+    }
     const uint32_t i = s->pending_count.fetch_add(1, std::memory_order_seq_cst);
     if (i < State::kMaxPendingSignals) {
       State::PendingSignal& p = s->pending_signals[i];
@@ -934,8 +958,6 @@ void on_signal(int sig, siginfo_t* info, void* uctx) {
       if (info) p.info = *info;
       p.state.store(1, std::memory_order_seq_cst);
     }
-    int expected = 0;
-    s->finalize_request.compare_exchange_strong(expected, sig);
     char c = 1;
     if (s->wake_pipe[1] >= 0) (void)!write(s->wake_pipe[1], &c, 1);
     if (i >= State::kMaxPendingSignals) {  // a burst of signals: the first ones stand for it
@@ -1018,7 +1040,7 @@ void atfork_child() {
   s.pid = uint32_t(getpid());
   if (s.fd >= 0) close(s.fd);  // the parent's file: never written from here
   s.fd = -1;
-  for (int* p : {&s.wake_pipe[0], &s.wake_pipe[1]})
+  for (int* p : {&s.wake_pipe[0], &s.wake_pipe[1], &s.done_pipe[0], &s.done_pipe[1]})
     if (*p >= 0) close(*p), *p = -1;
   s.drain_running = false;
   g_generation.fetch_add(1);

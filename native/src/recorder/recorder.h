@@ -93,6 +93,7 @@ struct ThreadState {
   bool is_drain;
   bool flush_helper;  // the thread that runs a backend's final flush
   bool busy;  // inside the recorder: interposed calls go straight through
+  bool app_thread;  // attached by an interposed call (not only to hand over a runtime's records)
 };
 
 extern __thread ThreadState t_state __attribute__((tls_model("initial-exec")));
@@ -109,6 +110,15 @@ inline ThreadState* thread_state() {
     if (!attach_thread_slow()) return nullptr;
   }
   return &t;
+}
+
+/// {@link thread_state} for a call the application made into a runtime (an
+/// interposed launch, ioctl or API callback): marks the thread as one of the
+/// app's, which a SIGTERM handler may hold while the capture finishes.
+inline ThreadState* app_thread_state() {
+  ThreadState* t = thread_state();
+  if (t) t->app_thread = true;
+  return t;
 }
 
 /// Record from an application thread: never blocks.
