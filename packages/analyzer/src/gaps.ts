@@ -11,11 +11,12 @@
 import type { Store } from '@tickwise/store';
 import { ns, type Ns } from '@tickwise/time';
 import { planAnalysis } from './plan';
+import { readOnce } from './read-memo';
 import type { DevicePlan, SelectionOptions } from './selection';
 import { BETWEEN_BUCKET_ROW_SHAPE, GAP_BUCKET_ROW_SHAPE, GAP_ROW_SHAPE, QUEUE_SHAPE, SEGMENT_SPAN_SHAPE } from './shapes';
 import { betweenBucketsSql, gapBucketsSql, gapListSql, idleBreakdownSql, segmentSpansSql } from './sql/gaps';
 import { type Scope } from './sql/selection';
-import { correlatedWorkSql, DEFAULT_WORK, hostWorkCountSql, WorkSet, workRowsSql } from './sql/work';
+import { correlatedWorkSql, DEFAULT_WORK, hostWorkCountSql, LAUNCH_CALL_PREDICATE, WorkSet, workRowsSql } from './sql/work';
 
 /** Default `--min-gap`: 200 us. */
 export const DEFAULT_GAP_THRESHOLD_NS: Ns = ns(200_000n);
@@ -239,6 +240,12 @@ async function scopeGaps(
   };
 }
 
+/** Captures with at least one host launch call (a correlation source for the idle breakdown). */
+function capturesWithLaunchCalls(store: Store): Promise<Set<number>> {
+  return readOnce(store, 'captures-with-launch-calls', async () => new Set((await store.query({ capture_id: 'number' },
+    `SELECT DISTINCT capture_id FROM host_events WHERE ${LAUNCH_CALL_PREDICATE} AND start_ns IS NOT NULL`)).map((r) => r.capture_id)));
+}
+
 /**
  * Busy time (union), span, idle and gaps per device, and per queue of each
  * device; gaps classed as between submissions or within one; a log2
@@ -259,7 +266,10 @@ export async function gaps(store: Store, opts: GapsOptions = {}): Promise<GapsRe
     const named = queues.filter((q) => q.queue !== null);
     const single = queues.length <= 1;
     const spans = opts.classifyBySpans === true;
-    const bd = (await store.query(BREAKDOWN_ROW_SHAPE, idleBreakdownSql(correlatedWorkSql(plan.spec, deviceScope, work), kernelWait))) as BreakdownRow[];
+    // no launch call in the capture, no launch correlation: the breakdown is null without its window query
+    const bd = (await capturesWithLaunchCalls(store)).has(dev.capture_id)
+      ? (await store.query(BREAKDOWN_ROW_SHAPE, idleBreakdownSql(correlatedWorkSql(plan.spec, deviceScope, work), kernelWait))) as BreakdownRow[]
+      : [];
     const wide = await scopeGaps(store, sel(deviceScope), threshold, dev, null, single, spans, breakdownOf(bd, kernelWait));
     scopes.push(wide);
     if (named.length === 1 && single) {
