@@ -447,6 +447,32 @@ void test_sigterm_in_delivery() {
   check_sigterm_capture(dir, counter, wait_status(spawn(bin("sigterm"), r)), 1);
 }
 
+uint64_t read_counter_word(const std::string& path, int word) {
+  std::ifstream f(path, std::ios::binary);
+  uint64_t v[2] = {0, 0};
+  f.read(reinterpret_cast<char*>(v), sizeof v);
+  return v[word];
+}
+
+// SIGTERM on the app's main thread in its own code (it sends it itself,
+// between launches): the handler holds the thread until the capture is
+// finished, so nothing runs after the kill and the capture ends exactly at
+// the last launch. (A handler that returned at once let the app launch on
+// during the final flush: CUPTI's flush then missed its deadline every time
+// on an H200.)
+void test_sigterm_holds_app_thread() {
+  const std::string dir = fresh_dir("sigterm-self"), counter = dir + ".counter";
+  Run r;
+  r.args = {"--counter", counter, "--self-term", "300"};
+  r.capture_dir = dir;
+  const int status = wait_status(spawn(bin("sigterm"), r));
+  CHECK(read_counter_word(counter, 1) == 0, "the app ran on after SIGTERM (its handler returned)");
+  CHECK(read_counter(counter) == 300, "launched %llu, the kill was after 300", (unsigned long long)read_counter(counter));
+  check_sigterm_capture(dir, counter, status, 300);
+  auto c = load_capture(dir);
+  CHECK(count(c, fmt::Kind::kHipLaunch) == 300, "recorded %zu launches, 300 were made", count(c, fmt::Kind::kHipLaunch));
+}
+
 void test_crash_readable() {
   const std::string dir = fresh_dir("crash"), counter = dir + ".counter";
   pid_t pid = start_until(dir, counter, 3000);
@@ -805,6 +831,7 @@ int main(int argc, char** argv) {
       {"drops", test_drops},
       {"sigterm", test_sigterm},
       {"sigterm_in_delivery", test_sigterm_in_delivery},
+      {"sigterm_holds_app_thread", test_sigterm_holds_app_thread},
       {"crash_readable", test_crash_readable},
       {"fork_own", [] { fork_test(true); }},
       {"fork_off", [] { fork_test(false); }},
