@@ -1176,15 +1176,22 @@ void emit_patient(const fmt::Record& r) {
     if (g_state && g_state->drain) append(st(), r);
     return;
   }
-  if (t_state.flush_helper) {
+  // While the capture finishes, the drain thread is not draining (it waits on
+  // the final flush): records of any thread go to the flush's list while it
+  // is open, and a full ring is not waited on.
+  const bool finishing = g_state && g_state->finalize_request.load(std::memory_order_acquire) != 0;
+  if (t_state.flush_helper || finishing) {
     std::lock_guard<std::mutex> g(st().helper_mu);
-    if (st().helper_open) st().helper_records.push_back(r);
-    return;
+    if (st().helper_open) {
+      st().helper_records.push_back(r);
+      return;
+    }
+    if (t_state.flush_helper) return;
   }
   ThreadState* t = &t_state;
   if (t->ring == nullptr || t->generation != g_generation.load(std::memory_order_relaxed))
     if (!attach_thread_slow(true)) return;
-  for (int i = 0; i < 200; ++i) {
+  for (int i = 0; i < (finishing ? 0 : 200); ++i) {
     const uint64_t h = t->ring->head.load(std::memory_order_relaxed);
     if (h - t->ring->tail.load(std::memory_order_acquire) < t->ring->capacity) break;
     wake_drain(st());
