@@ -10,6 +10,9 @@
 // kernel (inside its launch call); TICKWISE_FAKE_SDK_WATERMARK_DELIVERY=0 stops
 // the delivery thread's watermark deliveries, so that every batch is
 // delivered that way (tests of a tool called back inside a launch).
+// TICKWISE_FAKE_SDK_FLUSH_ON_DELIVERY_THREAD=1 makes rocprofiler_flush_buffer
+// hand the batch over on the delivery thread (the caller waits for it), as
+// CUPTI delivers its last buffers on its own thread.
 // TICKWISE_FAKE_SDK_SIGNAL_IN_DELIVERY=<signo> raises that signal once, on the
 // delivering thread, while it holds the buffer's delivery lock with the batch
 // taken out of the buffer: the worst place for a signal to land.
@@ -82,6 +85,10 @@ struct Sdk {
   bool stop = false;
   bool watermark_delivery = true;
   std::atomic<int> signal_in_delivery{0};  // raised once, then 0
+  bool flush_on_delivery_thread = false;
+  std::vector<Buffer*> flush_queue;  // under wake_mu: buffers the delivery thread is to flush
+  uint64_t flushes_done = 0;         // under wake_mu
+  std::condition_variable flushed;
   std::thread delivery;
   std::atomic<bool> restart_delivery{false};  // a forked child starts its delivery thread lazily
 };
@@ -144,6 +151,15 @@ void delivery_main() {
     }
     for (Buffer* b : ready) deliver(*b);
     l.lock();
+    while (!g_sdk->flush_queue.empty()) {
+      Buffer* b = g_sdk->flush_queue.back();
+      g_sdk->flush_queue.pop_back();
+      l.unlock();
+      deliver(*b);
+      l.lock();
+      ++g_sdk->flushes_done;
+      g_sdk->flushed.notify_all();
+    }
   }
 }
 
@@ -272,6 +288,7 @@ SDK_EXPORT int rocprofiler_set_api_table(const char* name, uint64_t, uint64_t, v
   g_sdk = new Sdk();
   if (const char* w = getenv("TICKWISE_FAKE_SDK_WATERMARK_DELIVERY")) g_sdk->watermark_delivery = strcmp(w, "0") != 0;
   if (const char* v = getenv("TICKWISE_FAKE_SDK_SIGNAL_IN_DELIVERY")) g_sdk->signal_in_delivery = atoi(v);
+  if (const char* v = getenv("TICKWISE_FAKE_SDK_FLUSH_ON_DELIVERY_THREAD")) g_sdk->flush_on_delivery_thread = strcmp(v, "0") != 0;
   auto* table = static_cast<FakeHipProfilerTable*>(tables[0]);
   std::vector<rocprofiler_configure_func_t> seen;
   add_tool(reinterpret_cast<rocprofiler_configure_func_t>(dlsym(RTLD_DEFAULT, "rocprofiler_configure")), seen);
@@ -365,6 +382,14 @@ SDK_EXPORT rocprofiler_status_t rocprofiler_flush_buffer(rocprofiler_buffer_id_t
     b = find_buffer(buffer.handle);
   }
   if (!b) return kBufferNotFound;
+  if (g_sdk->flush_on_delivery_thread && g_sdk->delivery.joinable() && g_sdk->delivery.get_id() != std::this_thread::get_id()) {
+    std::unique_lock<std::mutex> l(g_sdk->wake_mu);
+    const uint64_t target = g_sdk->flushes_done + g_sdk->flush_queue.size() + 1;
+    g_sdk->flush_queue.push_back(b);
+    g_sdk->wake.notify_all();
+    g_sdk->flushed.wait(l, [&] { return g_sdk->flushes_done >= target || g_sdk->stop; });
+    return kRocpStatusSuccess;
+  }
   deliver(*b);
   return kRocpStatusSuccess;
 }

@@ -473,6 +473,24 @@ void test_sigterm_holds_app_thread() {
   CHECK(count(c, fmt::Kind::kHipLaunch) == 300, "recorded %zu launches, 300 were made", count(c, fmt::Kind::kHipLaunch));
 }
 
+// The runtime hands its last buffered records over on its own thread during
+// the final flush (as CUPTI does), more of them than that thread's ring holds,
+// while the drain thread waits on the flush: they must reach the capture
+// without waiting for ring room (which made the flush miss its deadline on an
+// H200). The buffer holds exactly 1000 dispatch records at the kill: watermark
+// deliveries are off, and the first full-buffer delivery would be at 1025.
+void test_sigterm_flush_on_runtime_thread() {
+  const std::string dir = fresh_dir("sigterm-flush-thread"), counter = dir + ".counter";
+  Run r;
+  r.args = {"--counter", counter, "--self-term", "1000"};
+  r.capture_dir = dir;
+  r.env = {"TICKWISE_FAKE_SDK_FLUSH_ON_DELIVERY_THREAD=1", "TICKWISE_FAKE_SDK_WATERMARK_DELIVERY=0", "TICKWISE_RING_RECORDS=512"};
+  const int status = wait_status(spawn(bin("sigterm"), r));
+  check_sigterm_capture(dir, counter, status, 1000);
+  auto c = load_capture(dir);
+  CHECK(count(c, fmt::Kind::kHipDispatch) == 1000, "%zu dispatch records, 1000 launches", count(c, fmt::Kind::kHipDispatch));
+}
+
 void test_crash_readable() {
   const std::string dir = fresh_dir("crash"), counter = dir + ".counter";
   pid_t pid = start_until(dir, counter, 3000);
@@ -832,6 +850,7 @@ int main(int argc, char** argv) {
       {"sigterm", test_sigterm},
       {"sigterm_in_delivery", test_sigterm_in_delivery},
       {"sigterm_holds_app_thread", test_sigterm_holds_app_thread},
+      {"sigterm_flush_on_runtime_thread", test_sigterm_flush_on_runtime_thread},
       {"crash_readable", test_crash_readable},
       {"fork_own", [] { fork_test(true); }},
       {"fork_off", [] { fork_test(false); }},
