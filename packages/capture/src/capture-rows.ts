@@ -166,3 +166,20 @@ export function sourceJsonText(text: string, exactKeys: readonly string[]): stri
   if (tail === undefined) tailRes.set(keys, tail = new RegExp(exactTail(keys)));
   return lead.replace(tail, '}');
 }
+
+/**
+ * The ORDER BY that copying staging table `table` into a canonical table
+ * needs for its rows to land in `(line, seq)` order: '' when they are stored
+ * in that order already, else `ORDER BY line, seq`. The check is one pass
+ * with no sort (a window with an empty OVER () sees the stored order), and a
+ * copy from one table keeps the stored order (DuckDB's order preservation),
+ * so an import whose staging rows came in order skips sorting every column.
+ * A NULL key, or a staging table filled through a join that reordered rows,
+ * gets the sort.
+ */
+export async function orderByLineSeq(store: Store, table: string): Promise<string> {
+  const unordered = await store.scalar(`SELECT count(*) FROM (
+      SELECT line, seq, lag(line) OVER () AS pl, lag(seq) OVER () AS ps FROM ${table})
+    WHERE line IS NULL OR seq IS NULL OR pl > line OR (pl = line AND ps > seq)`);
+  return Number(unordered) === 0 ? '' : 'ORDER BY line, seq';
+}

@@ -312,6 +312,9 @@ describe.skipIf(!HAVE)('real rocprofv3 files against truth computed from their o
     for (const [n, iv] of byNode) expect({ n, ...busyAndSpan(iv) }).toEqual({ n, busy: devs.get(n)!.busy, span: devs.get(n)!.span });
     const devNames = await store.query({ device: 'number', kind: 'string', name: 'string?' }, `SELECT device, kind, name FROM devices WHERE device IN (SELECT device FROM dispatches)`);
     expect(devNames.every((d) => d.kind === 'gpu' && d.name === 'AMD Instinct MI350X')).toBe(true);
+    // stored in the file's order, though every record is on line 1 (the import sorts only when its joins reordered rows)
+    const stored = await store.numbers(`SELECT start_ns FROM dispatches ORDER BY rowid`);
+    expect(Array.from(stored)).toEqual(tool.buffer_records.kernel_dispatch.map((k) => k.start_timestamp));
     await store.close();
   });
 });

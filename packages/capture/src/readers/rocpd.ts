@@ -167,7 +167,7 @@ export async function importRocpd(store: Store, src: SourceFile, opts: ImportOpt
           ubig(r['correlation_id']), ubig(r['kernel_id']), asText(r['kernel']),
           ubig(r['start_ns']), ubig(r['end_ns']),
           ubig(r['wg_x']), ubig(r['wg_y']), ubig(r['wg_z']),
-          ubig(r['grid_x']), ubig(r['grid_y']), ubig(r['grid_z']), 'KERNEL_DISPATCH',
+          ubig(r['grid_x']), ubig(r['grid_y']), ubig(r['grid_z']), 'KERNEL_DISPATCH', records,
         ];
       }
     };
@@ -177,7 +177,7 @@ export async function importRocpd(store: Store, src: SourceFile, opts: ImportOpt
     let hostRows = 0;
     const hostRow = (line: bigint | null, kind: string, op: string | null, name: string | null, device: bigint | null, tid: bigint | null, corr: bigint | null, s: bigint | null, e: bigint | null, args: string | null): unknown[] => {
       hostRows++;
-      return [i64(line), kind, op, name, i32(device), ubig(tid), ubig(corr), ubig(s), ubig(e), args];
+      return [i64(line), kind, op, name, i32(device), ubig(tid), ubig(corr), ubig(s), ubig(e), args, hostRows];
     };
     const hostRowsOf = function* (): Generator<unknown[]> {
       if (region && str) {

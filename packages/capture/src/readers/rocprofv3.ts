@@ -4,7 +4,7 @@ import { TickwiseError } from '@tickwise/time';
 import type { Diagnostic, ImportOptions, ImportResult } from './ireeperf-jsonl';
 import {
   baseName, cleanDuckdbMessage, duckdbCompression, insertAssumption, insertCapture, insertCondition, insertDevice, insertDiagnostics,
-  sqlString, withTempDir,
+  orderByLineSeq, sqlString, withTempDir,
 } from '../capture-rows';
 import { scanJsonRecords } from '../json-records';
 import { PartLoader, STAGE_PART_BYTES } from '../part-loader';
@@ -29,14 +29,19 @@ import type {} from '../reader-options'; // its ImportOptions fields
  * ```
  */
 
-/** Staging columns every rocprofv3 variant fills: one row per kernel dispatch. */
+/**
+ * Staging columns every rocprofv3 variant fills: one row per kernel dispatch.
+ * Rows are loaded in the order (line, seq): `line` is the source line (many
+ * records share one in a minified JSON file), `seq` the record's position
+ * among its variant's records, so the order is total and stable.
+ */
 const KD_COLUMNS = `line BIGINT, device INTEGER, device_kind VARCHAR, device_name VARCHAR, queue_raw UBIGINT, stream_id UBIGINT,
   thread_id UBIGINT, dispatch_id UBIGINT, correlation_id UBIGINT, kernel_id UBIGINT, kernel VARCHAR, start_raw UBIGINT, end_raw UBIGINT,
-  wg_x UBIGINT, wg_y UBIGINT, wg_z UBIGINT, grid_x UBIGINT, grid_y UBIGINT, grid_z UBIGINT, kind VARCHAR`;
+  wg_x UBIGINT, wg_y UBIGINT, wg_z UBIGINT, grid_x UBIGINT, grid_y UBIGINT, grid_z UBIGINT, kind VARCHAR, seq BIGINT`;
 
 /** Staging columns of host-side spans (API calls, markers, copies): one row each. */
 const HOST_COLUMNS = `line BIGINT, kind VARCHAR, op VARCHAR, name VARCHAR, device INTEGER, thread_id UBIGINT, correlation_id UBIGINT,
-  start_raw UBIGINT, end_raw UBIGINT, args JSON`;
+  start_raw UBIGINT, end_raw UBIGINT, args JSON, seq BIGINT`;
 
 /** Creates the empty staging tables (`tw_rp_kd`, `tw_rp_host`). */
 export async function createRocprofStaging(store: Store): Promise<void> {
@@ -91,7 +96,22 @@ export async function loadRocprofStaged(
   // each handle becomes queue 1, 2, ... of its device in order of first use (never queue 0, which reads as a
   // real queue index), and the handle itself is kept exactly in conditions (queue_handle.<device>.<queue>) and
   // named in a diagnostic.
-  const bigQueues = Number(await store.scalar(`SELECT count(*) FROM tw_rp_kd WHERE queue_raw > 2147483647`)) > 0;
+  // one pass over the staged dispatches for every check below
+  const [stats] = await store.query(
+    { big_queues: 'number', wide: 'number', wide_line: 'number?', missing: 'number', nonpos: 'number', range: 'number', missing_line: 'number?', nonpos_line: 'number?', range_line: 'number?' },
+    `SELECT count(*) FILTER (WHERE queue_raw > 2147483647)::INTEGER AS big_queues,
+       count(*) FILTER (WHERE greatest(wg_x, wg_y, wg_z, grid_x, grid_y, grid_z) > 4294967295)::INTEGER AS wide,
+       min(line) FILTER (WHERE greatest(wg_x, wg_y, wg_z, grid_x, grid_y, grid_z) > 4294967295)::BIGINT AS wide_line,
+       count(*) FILTER (WHERE start_raw IS NULL OR end_raw IS NULL)::INTEGER AS missing,
+       count(*) FILTER (WHERE start_raw IS NOT NULL AND end_raw IS NOT NULL AND end_raw <= start_raw)::INTEGER AS nonpos,
+       count(*) FILTER (WHERE start_raw IS NOT NULL AND end_raw IS NOT NULL AND (${ns('start_raw')} IS NULL OR ${ns('end_raw')} IS NULL))::INTEGER AS range,
+       min(line) FILTER (WHERE start_raw IS NULL OR end_raw IS NULL)::BIGINT AS missing_line,
+       min(line) FILTER (WHERE start_raw IS NOT NULL AND end_raw IS NOT NULL AND end_raw <= start_raw)::BIGINT AS nonpos_line,
+       min(line) FILTER (WHERE start_raw IS NOT NULL AND end_raw IS NOT NULL AND (${ns('start_raw')} IS NULL OR ${ns('end_raw')} IS NULL))::BIGINT AS range_line
+     FROM tw_rp_kd`,
+  );
+  const b = stats!;
+  const bigQueues = b.big_queues > 0;
   let queue = 'queue_raw::INTEGER';
   if (bigQueues) {
     await store.run(`CREATE OR REPLACE TEMP TABLE tw_rp_queues AS
@@ -109,12 +129,7 @@ export async function loadRocprofStaged(
   }
   // workgroup and grid sizes are 32-bit in HSA: a wider value (a corrupt record) is left NULL, with a diagnostic
   const wgCount = (g: string, w: string) => `CASE WHEN ${w} > 0 THEN TRY_CAST(${g} // ${w} AS UINTEGER) END`;
-  const wide = await store.query({ n: 'number', line: 'number?' },
-    `SELECT count(*)::INTEGER AS n, min(line)::BIGINT AS line FROM tw_rp_kd
-     WHERE greatest(wg_x, wg_y, wg_z, grid_x, grid_y, grid_z) > 4294967295`);
-  if (wide[0]!.n > 0) {
-    diags.push({ severity: 'warning', code: 'value-out-of-range', message: traceMessages.wideWorkgroup(wide[0]!.n), line: wide[0]!.line ?? undefined });
-  }
+  if (b.wide > 0) diags.push({ severity: 'warning', code: 'value-out-of-range', message: traceMessages.wideWorkgroup(b.wide), line: b.wide_line ?? undefined });
   await store.run(`INSERT INTO dispatches
     SELECT ${captureId}, device, ${queue}, NULL, NULL, NULL, coalesce(dispatch_id, correlation_id), NULL, TRY_CAST(kernel_id AS UINTEGER),
       coalesce(kernel, 'kernel_' || kernel_id::VARCHAR, 'unknown'),
@@ -122,27 +137,16 @@ export async function loadRocprofStaged(
       NULL, NULL, TRY_CAST(end_raw::HUGEINT - start_raw::HUGEINT AS BIGINT), '${timeSource}',
       s_ns IS NOT NULL AND e_ns IS NOT NULL AND e_ns > s_ns,
       ${wgCount('grid_x', 'wg_x')}, ${wgCount('grid_y', 'wg_y')}, ${wgCount('grid_z', 'wg_z')}, NULL, line
-    FROM tw_rp_kd ORDER BY line`);
+    FROM tw_rp_kd ${await orderByLineSeq(store, 'tw_rp_kd')}`);
   await store.run(`INSERT INTO kernels_meta
     SELECT ${captureId}, NULL, TRY_CAST(kernel_id AS UINTEGER), arg_min(kernel, line), TRY_CAST(arg_min(wg_x, line) AS UINTEGER),
       TRY_CAST(arg_min(wg_y, line) AS UINTEGER), TRY_CAST(arg_min(wg_z, line) AS UINTEGER), NULL
-    FROM tw_rp_kd WHERE kernel IS NOT NULL GROUP BY kernel_id, kernel ORDER BY min(line)`);
+    FROM tw_rp_kd WHERE kernel IS NOT NULL GROUP BY kernel_id, kernel ORDER BY min(line), min(seq)`);
   await store.run(`INSERT INTO host_events
     SELECT ${captureId}, device, NULL, kind, op, name, correlation_id, NULL, NULL, NULL, TRY_CAST(thread_id AS BIGINT),
       ${ns('start_raw')} AS s_ns, ${ns('end_raw')} AS e_ns, e_ns - s_ns, '${timeSource}', s_ns IS NOT NULL AND e_ns IS NOT NULL AND e_ns >= s_ns, args, line
-    FROM tw_rp_host ORDER BY line`);
+    FROM tw_rp_host ${await orderByLineSeq(store, 'tw_rp_host')}`);
 
-  const bad = await store.query(
-    { missing: 'number', nonpos: 'number', range: 'number', missing_line: 'number?', nonpos_line: 'number?', range_line: 'number?' },
-    `SELECT count(*) FILTER (WHERE start_raw IS NULL OR end_raw IS NULL)::INTEGER AS missing,
-       count(*) FILTER (WHERE start_raw IS NOT NULL AND end_raw IS NOT NULL AND end_raw <= start_raw)::INTEGER AS nonpos,
-       count(*) FILTER (WHERE start_raw IS NOT NULL AND end_raw IS NOT NULL AND (${ns('start_raw')} IS NULL OR ${ns('end_raw')} IS NULL))::INTEGER AS range,
-       min(line) FILTER (WHERE start_raw IS NULL OR end_raw IS NULL)::BIGINT AS missing_line,
-       min(line) FILTER (WHERE start_raw IS NOT NULL AND end_raw IS NOT NULL AND end_raw <= start_raw)::BIGINT AS nonpos_line,
-       min(line) FILTER (WHERE start_raw IS NOT NULL AND end_raw IS NOT NULL AND (${ns('start_raw')} IS NULL OR ${ns('end_raw')} IS NULL))::BIGINT AS range_line
-     FROM tw_rp_kd`,
-  );
-  const b = bad[0]!;
   if (b.missing > 0) diags.push({ severity: 'warning', code: 'missing-timestamp', message: traceMessages.badTimestamp('dispatch(es)', b.missing, 'start or end timestamp'), line: b.missing_line ?? undefined });
   if (b.nonpos > 0) diags.push({ severity: 'warning', code: 'non-positive-duration', message: traceMessages.nonPositiveDuration('dispatch(es)', b.nonpos), line: b.nonpos_line ?? undefined });
   if (b.range > 0) diags.push({ severity: 'warning', code: 'time-out-of-range', message: traceMessages.outOfRange('dispatch(es)', b.range), line: b.range_line ?? undefined });
@@ -220,7 +224,7 @@ export async function importRocprofCsv(store: Store, src: SourceFile, opts: Impo
         ${col('queue_id')}, ${col('stream_id')}, ${col('thread_id')}, ${col('dispatch_id')}, ${col('correlation_id')}, ${col('kernel_id')},
         ${col('kernel_name', null)}, ${col('start_timestamp')}, ${col('end_timestamp')},
         ${col('workgroup_size_x')}, ${col('workgroup_size_y')}, ${col('workgroup_size_z')}, ${col('grid_size_x')}, ${col('grid_size_y')}, ${col('grid_size_z')},
-        ${col('kind', null)}
+        ${col('kind', null)}, rowid
       FROM tw_rp_csv`);
     const otherKinds = await store.query({ kind: 'string', n: 'number', line: 'number' },
       `SELECT kind, count(*)::INTEGER AS n, min(line)::BIGINT AS line FROM tw_rp_kd WHERE kind IS NOT NULL AND kind <> 'KERNEL_DISPATCH' GROUP BY kind`);
@@ -301,16 +305,20 @@ export async function importRocprofJson(store: Store, src: SourceFile, opts: Imp
           CASE WHEN type IN ('1', 'CPU', 'ROCPROFILER_AGENT_TYPE_CPU') THEN 'cpu' ELSE 'gpu' END AS kind,
           coalesce(nullif(product_name, ''), nullif(name, ''), nullif(model_name, '')) AS name
         FROM tw_rpj_agents`);
+      // No ORDER BY: a hash join may emit a row of a chunk late (a match found in a later probe round), and the
+      // copy to dispatches sorts only then (orderByLineSeq); sorting the narrow lookups first and pairing them by
+      // position cost more (0.50 vs 0.40 s on 307k dispatches) than the rare sort.
       await store.run(`INSERT INTO tw_rp_kd
         SELECT k._line, coalesce(a.device, 0), coalesce(a.kind, 'gpu'), a.name, k.dispatch_info.queue_id.handle, k.stream_id.handle,
           k.thread_id, k.dispatch_info.dispatch_id, k.correlation_id.internal, k.dispatch_info.kernel_id,
           coalesce(nullif(s.formatted_kernel_name, ''), nullif(s.kernel_name, ''), nullif(s.truncated_kernel_name, '')),
           k.start_timestamp, k.end_timestamp,
           k.dispatch_info.workgroup_size.x, k.dispatch_info.workgroup_size.y, k.dispatch_info.workgroup_size.z,
-          k.dispatch_info.grid_size.x, k.dispatch_info.grid_size.y, k.dispatch_info.grid_size.z, 'KERNEL_DISPATCH'
+          k.dispatch_info.grid_size.x, k.dispatch_info.grid_size.y, k.dispatch_info.grid_size.z, 'KERNEL_DISPATCH', k.rowid
         FROM tw_rpj_kd k
         LEFT JOIN tw_rpj_agent a ON a.proc = k._i[1] AND a.handle = k.dispatch_info.agent_id.handle
-        LEFT JOIN (SELECT DISTINCT ON (_i[1], kernel_id) _i[1] AS proc, * FROM tw_rpj_syms) s ON s.proc = k._i[1] AND s.kernel_id = k.dispatch_info.kernel_id`);
+        LEFT JOIN (SELECT DISTINCT ON (_i[1], kernel_id) _i[1] AS proc, * FROM tw_rpj_syms ORDER BY _i[1], kernel_id, rowid) s
+          ON s.proc = k._i[1] AND s.kernel_id = k.dispatch_info.kernel_id`);
       // Operation names: strings.buffer_records[kind].operations[operation], per process.
       await store.run(`DROP TABLE IF EXISTS tw_rpj_ops`);
       await store.run(`CREATE TEMP TABLE tw_rpj_ops (proc UBIGINT, kind VARCHAR, kind_name VARCHAR, op VARCHAR, name VARCHAR)`);
@@ -324,16 +332,12 @@ export async function importRocprofJson(store: Store, src: SourceFile, opts: Imp
           continue;
         }
         if (!Array.isArray(kinds)) continue;
-        const rows: unknown[] = [];
+        const rows: unknown[][] = [];
         kinds.forEach((k: { kind?: unknown; operations?: unknown }, ki) => {
           if (!Array.isArray(k?.operations)) return;
-          k.operations.forEach((name, oi) => rows.push(Number(m[1]), String(ki), String(k.kind ?? ''), String(oi), String(name)));
+          k.operations.forEach((name, oi) => rows.push([Number(m[1]), String(ki), String(k.kind ?? ''), String(oi), String(name)]));
         });
-        for (let r = 0; r < rows.length; r += 5 * 500) {
-          const chunk = rows.slice(r, r + 5 * 500);
-          const values = Array.from({ length: chunk.length / 5 }, (_, j) => `($${j * 5 + 1}, $${j * 5 + 2}, $${j * 5 + 3}, $${j * 5 + 4}, $${j * 5 + 5})`).join(', ');
-          await store.run(`INSERT INTO tw_rpj_ops VALUES ${values}`, chunk);
-        }
+        await store.appendTemp('tw_rpj_ops', rows);
       }
       for (let k = 0; k < hostKinds.length; k++) {
         const kind = JSON_HOST_KINDS[hostKinds[k]!];
@@ -341,7 +345,7 @@ export async function importRocprofJson(store: Store, src: SourceFile, opts: Imp
         await store.run(`INSERT INTO tw_rp_host
           SELECT h._line, '${kind}', coalesce(o.kind_name, h.kind), coalesce(o.name, 'operation ' || h.operation), ${copy ? 'd.device' : 'NULL'},
             h.thread_id, h.correlation_id.internal, h.start_timestamp, h.end_timestamp,
-            ${copy ? `json_object('bytes', h.bytes, 'src_device', s.device, 'dst_device', d.device)` : 'NULL'}
+            ${copy ? `json_object('bytes', h.bytes, 'src_device', s.device, 'dst_device', d.device)` : 'NULL'}, (${k}::BIGINT << 40) + h.rowid
           FROM tw_rpj_h${k} h
           LEFT JOIN tw_rpj_ops o ON o.proc = h._i[1] AND o.kind = h.kind AND o.op = h.operation
           ${copy ? 'LEFT JOIN tw_rpj_agent d ON d.proc = h._i[1] AND d.handle = h.dst_agent_id.handle LEFT JOIN tw_rpj_agent s ON s.proc = h._i[1] AND s.handle = h.src_agent_id.handle' : ''}`);
