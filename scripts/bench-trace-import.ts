@@ -123,7 +123,7 @@ interface Run {
 const loader = join(root, 'node_modules/tsx/dist/loader.mjs');
 
 /** One measured step in a fresh process; its last stdout line is a {@link Run} as JSON. */
-function child(step: 'parse' | 'python' | 'scan' | 'import', kind: 'chrome' | 'rocprof', file: string): Run | null {
+function child(step: 'parse' | 'python' | 'scan' | 'nscan' | 'import', kind: 'chrome' | 'rocprof', file: string): Run | null {
   if (step === 'python') {
     const code = `
 import gzip, json, resource, sys, time
@@ -153,12 +153,12 @@ print(json.dumps({'s': time.perf_counter() - t0, 'cpu_s': time.process_time() - 
       const bytes = readFileSync(file);
       const v = JSON.parse((file.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8'));
       records = kind === 'chrome' ? v.traceEvents.length : v['rocprofiler-sdk-tool'][0].buffer_records.kernel_dispatch.length;
-    } else if (step === 'scan') {
+    } else if (step === 'scan' || step === 'nscan') {
       // the readers' own specs (chrome-trace.ts, rocprofv3.ts)
       const tool = 'rocprofiler-sdk-tool';
       const K = (k) => [tool, '[]', 'buffer_records', k, '[]'];
       const records_ = kind === 'chrome'
-        ? [{ paths: [['[]'], ['traceEvents', '[]']], out: out + '/ev.ndjson', exactKeys: ['ts', 'dur', 'tts', 'tdur'], convert: (_k, t) => scaleDecimal(t, 1000000000n) }]
+        ? [{ paths: [['[]'], ['traceEvents', '[]']], out: out + '/ev.ndjson', exactKeys: ['ts', 'dur', 'tts', 'tdur'], convert: (_k, t) => scaleDecimal(t, 1000000000n), nativeConvert: { kind: 'scale', pow10: 9 } }]
         : [K('kernel_dispatch'), [tool, '[]', 'agents', '[]'], [tool, '[]', 'kernel_symbols', '[]'], ...['hip_api', 'hsa_api', 'marker_api', 'rccl_api', 'memory_copy'].map(K)]
             .map((p, i) => ({ paths: [p], out: out + '/' + i + '.ndjson' }));
       const capture = kind === 'chrome' ? ['displayTimeUnit', 'baseTimeNanoseconds', 'traceName', 'schemaVersion', 'otherData', 'deviceProperties', 'distributedInfo', 'metadata'].map((k) => [k])
@@ -170,9 +170,14 @@ print(json.dumps({'s': time.perf_counter() - t0, 'cpu_s': time.process_time() - 
       records = r.records;
     }
     const c = process.cpuUsage(c0);
-    console.log(JSON.stringify({ s: (performance.now() - t0) / 1000, cpu_s: (c.user + c.system) / 1e6, rss_mb: process.resourceUsage().maxRSS / 1024, records }));
+    // the native scanner's CPU too: its child processes' user + system ticks (fields 16 and 17 of /proc/self/stat, waited-for children)
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const children_s = (Number(f[13]) + Number(f[14])) / 100;
+    console.log(JSON.stringify({ s: (performance.now() - t0) / 1000, cpu_s: (c.user + c.system) / 1e6 + children_s, rss_mb: process.resourceUsage().maxRSS / 1024, records }));
   `;
-  const r = spawnSync(process.execPath, ['--conditions=source', '--import', loader, '--input-type=module', '-e', code], { cwd: join(root, 'packages/cli'), encoding: 'utf8', maxBuffer: 1 << 26 });
+  const env = step === 'scan' ? { ...process.env, TICKWISE_JSONSCAN: '0' } : process.env; // the TypeScript scanner alone
+  const r = spawnSync(process.execPath, ['--conditions=source', '--import', loader, '--input-type=module', '-e', code], { cwd: join(root, 'packages/cli'), encoding: 'utf8', maxBuffer: 1 << 26, env });
   if (r.status !== 0) {
     console.error(r.stderr.split('\n').filter((l) => l.trim()).slice(-3).join('\n'));
     if (step === 'parse') return null; // beyond V8's largest string (~512 MB): no baseline
@@ -185,7 +190,8 @@ const python = !args.includes('--no-python') && spawnSync('python3', ['--version
 const steps = [
   ['parse', 'JSON.parse (baseline)'],
   ...(python ? [['python', 'python3 json.load']] : []),
-  ['scan', 'scanner -> NDJSON (exact ts/dur)'],
+  ['scan', 'TS scanner -> NDJSON (exact ts/dur)'],
+  ['nscan', 'native scanner -> NDJSON'],
   ...(args.includes('--no-import') ? [] : [['import', 'importInput (end to end)']]),
 ] as const;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

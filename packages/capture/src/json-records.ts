@@ -1,8 +1,10 @@
 import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
+import { dirname } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { TickwiseError } from '@tickwise/time';
 import { JsonTokenizer, Tok, byteName } from './json-tokenizer';
+import { nativePlan, nativeScanner, scanNative } from './json-records-native';
 export { scaleDecimal } from './decimal-scale';
 import { traceMessages } from './trace-messages';
 import type { SourceFile } from './source-file';
@@ -30,6 +32,13 @@ export interface RecordSpec {
    */
   readonly exactKeys?: readonly string[];
   readonly convert?: (key: string, text: string) => string | null;
+  /**
+   * `convert` in the terms the native scanner knows (json-records-native.ts):
+   * `scale`: `scaleDecimal(text, 10^pow10)`; `fs`: the same, then femtosecond
+   * text to ns text (the Chrome reader's). A spec whose `convert` has none is
+   * scanned by the TypeScript scanner.
+   */
+  readonly nativeConvert?: { readonly kind: 'scale' | 'fs'; readonly pow10: number };
   /**
    * Write the NDJSON in parts of about this many bytes (`out`, then
    * `out.1`, `out.2`, ...), calling `onPart` as each is complete, so a reader
@@ -67,6 +76,13 @@ export interface ScanOptions {
    * environment (bytes, or with a unit: `256MiB`, `1GiB`).
    */
   readonly maxRecordBytes?: number;
+  /**
+   * Called when parts already handed to `onPart` are void: the native
+   * scanner stopped (input beyond its common case) and the TypeScript scanner
+   * starts over, handing the parts over again. Without it, a spec with
+   * `onPart` is scanned by the TypeScript scanner only.
+   */
+  readonly onRestart?: () => void;
 }
 
 /** What a scan found. */
@@ -832,6 +848,25 @@ export async function scanJsonRecords(src: SourceFile, opts: ScanOptions): Promi
     throw new TickwiseError('unreadable-input', traceMessages.zstdUnsupported(), { file });
   }
   const maxRecord = maxRecordBytesOf(opts);
+  const bin = nativeScanner();
+  const first = opts.records[0];
+  const restartable = opts.onRestart !== undefined || opts.records.every((r) => r.onPart === undefined);
+  if (bin !== null && first !== undefined && restartable && (src.compression === 'none' || src.compression === 'gzip')) {
+    const capdir = dirname(first.out);
+    const plan = nativePlan(opts, maxRecord, capdir);
+    if (plan !== null) {
+      const native = await scanNative(bin, src, opts, plan, capdir);
+      if (native.result !== null) return native.result;
+      if (process.env['TICKWISE_TRACE_SCAN']) process.stderr.write(`tw-jsonscan: ${native.why}; the TypeScript scanner reads ${file}\n`);
+      if (native.emitted) opts.onRestart!();
+    }
+  }
+  return scanJs(src, opts, maxRecord);
+}
+
+/** The TypeScript scanner: every input, the reference for errors and repairs. */
+async function scanJs(src: SourceFile, opts: ScanOptions, maxRecord: number): Promise<ScanResult> {
+  const file = src.displayPath;
   const scanner = new RecordScanner(file, opts, opts.captureLimit ?? 16 << 20);
   const hwm = opts.chunkBytes ?? 4 << 20;
   const stream = src.compression === 'gzip'

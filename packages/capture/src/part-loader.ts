@@ -23,6 +23,8 @@ export class PartLoader {
   private chain: Promise<void> = Promise.resolve();
   private failed: { spec: number; part: NdjsonPart; error: QueryError } | undefined;
   private threads: string | undefined;
+  /** Tables whose first part is loaded (the next parts insert). */
+  private readonly created = new Set<string>();
   private constructor(private readonly store: Store, private readonly maxObjectBytes: number) {}
 
   /** Starts a loader (the store down to one thread until {@link finish}). */
@@ -38,15 +40,13 @@ export class PartLoader {
    * read with `columns` (the body of read_json's `columns = {...}`).
    */
   into(spec: number, table: string, columns: string): (part: NdjsonPart) => void {
-    let first = true;
     return (part) => {
-      const create = first;
-      first = false;
       this.chain = this.chain.then(async () => {
         if (this.failed) return;
         const read = `SELECT * FROM read_json(${sqlString(part.path)}, format = 'newline_delimited', columns = {${columns}}, maximum_object_size = ${this.maxObjectBytes})`;
         try {
-          if (create) {
+          if (!this.created.has(table)) {
+            this.created.add(table);
             await this.store.run(`DROP TABLE IF EXISTS ${table}`);
             await this.store.run(`CREATE TEMP TABLE ${table} AS ${read}`);
           } else {
@@ -58,6 +58,18 @@ export class PartLoader {
         }
       });
     };
+  }
+
+  /**
+   * The parts loaded so far are void (the scan starts over: `ScanOptions.onRestart`):
+   * once the loads issued are done, their tables are dropped and the next part of each creates it again.
+   */
+  restart(): void {
+    this.chain = this.chain.catch(() => undefined).then(async () => {
+      for (const t of this.created) await this.store.run(`DROP TABLE IF EXISTS ${t}`);
+      this.created.clear();
+      this.failed = undefined;
+    });
   }
 
   /** Waits for every load issued, whatever happened (for a `finally`: nothing is left running on the store). */

@@ -171,10 +171,13 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
           exactKeys: EXACT,
           // ns exact to the femtosecond (see FS_PER_NS): scaled to fs, then the point put back
           convert: (_key, text) => fsToNsText(scaleDecimal(text, nsPerUnit * FS_PER_NS)),
+          // the same for the native scanner when the scale is a power of ten (every TimeUnit's is)
+          ...(/^10*$/.test(String(nsPerUnit * FS_PER_NS)) ? { nativeConvert: { kind: 'fs' as const, pow10: String(nsPerUnit * FS_PER_NS).length - 1 } } : {}),
           partBytes: STAGE_PART_BYTES,
           onPart: loader.into(0, 'tw_ct', Object.entries(STAGED).map(([k, t]) => `${k}: '${t}'`).join(', ')),
         }],
         capture: META_KEYS.map((k) => [k]),
+        onRestart: () => loader.restart(),
       });
     } finally {
       await loader.settle(); // never leave a load running on the store (the scan may have failed)

@@ -286,6 +286,7 @@ export async function importRocprofJson(store: Store, src: SourceFile, opts: Imp
           onPart: loader.into(i, k.table, `_line: 'UBIGINT', _i: 'UBIGINT[]', ${k.columns}`),
         })),
         capture: [[TOOL, '[]', 'metadata'], [TOOL, '[]', 'strings', 'buffer_records']],
+        onRestart: () => loader.restart(),
       });
     } finally {
       await loader.settle(); // never leave a load running on the store (the scan may have failed)

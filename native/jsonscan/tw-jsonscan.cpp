@@ -1,0 +1,992 @@
+// tw-jsonscan: the common case of packages/capture/src/json-records.ts
+// (scanJsonRecords, document mode) in C++, for large Chrome traces and
+// rocprofv3 JSON. It writes byte for byte the NDJSON parts the TypeScript
+// scanner writes, and tells its caller about each part as it completes, so
+// DuckDB loads part k while this process scans on.
+//
+// It handles valid input only. Anything else (a JSON error, a cut-off
+// record, a missing `]`, a value beyond a limit, a text the exact
+// conversion does not do in its fast path, an escaped key where one is
+// matched) makes it exit 3 with the reason on stderr: the caller then runs
+// the TypeScript scanner, whose errors and repairs are the reference.
+//
+// usage: tw-jsonscan <input> <plan>     (the plan: see readPlan)
+// stdout, one line each:
+//   P <spec> <startByte> <firstRecord> <records>\t<path>    a part is complete
+//   C <index>\t<concrete path>    captured value <index> is in <capdir>/cap.<index>
+//   D <sourceLines> <count per spec...>                    done
+// and per spec <out>.lines (uint32 LE source lines) and <out>.ends (float64
+// LE: the output offset past each record's newline).
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+#include <fcntl.h>
+#include <unistd.h>
+#ifdef TW_HAVE_ZLIB
+#include <zlib.h>
+#endif
+
+namespace {
+
+struct Fallback {
+  std::string why;
+};
+
+[[noreturn]] void fallback(const std::string &why) { throw Fallback{why}; }
+
+// ---------------------------------------------------------------------------
+// The plan: what the caller asks for, one item per line.
+//   L <maxRecordBytes> <captureLimit> <chunkBytes>
+//   D <capdir>
+//   S <partBytes, 0: one file> <convert: none | scale | fs> <pow10> <out path>
+//   P <spec>\t<key>\t<key>...       a record path ("[]": an array element)
+//   X <spec>\t<key>                 an exact key of the spec
+//   C \t<key>\t<key>...             a captured path
+
+enum Convert { NONE, SCALE, FS };
+
+struct Spec {
+  uint64_t partBytes = 0;
+  Convert convert = NONE;
+  int pow10 = 0;
+  std::string out;
+  std::vector<std::string> exactKeys;
+};
+
+struct Node {
+  std::unordered_map<std::string, int> children;
+  int record = -1;
+  bool capture = false;
+};
+
+struct Plan {
+  uint64_t maxRecord = 64u << 20;
+  uint64_t captureLimit = 16u << 20;
+  uint64_t chunkBytes = 4u << 20;
+  std::string capdir;
+  std::vector<Spec> specs;
+  std::vector<Node> nodes{Node{}};
+};
+
+std::vector<std::string> splitTabs(const std::string &s) {
+  std::vector<std::string> parts;
+  size_t a = 0;
+  for (;;) {
+    size_t b = s.find('\t', a);
+    parts.push_back(s.substr(a, b == std::string::npos ? std::string::npos : b - a));
+    if (b == std::string::npos) return parts;
+    a = b + 1;
+  }
+}
+
+int walk(Plan &p, const std::vector<std::string> &path, size_t from) {
+  int n = 0;
+  for (size_t i = from; i < path.size(); i++) {
+    auto it = p.nodes[n].children.find(path[i]);
+    if (it == p.nodes[n].children.end()) {
+      p.nodes.push_back(Node{});
+      int c = static_cast<int>(p.nodes.size()) - 1;
+      p.nodes[n].children.emplace(path[i], c);
+      n = c;
+    } else {
+      n = it->second;
+    }
+  }
+  return n;
+}
+
+Plan readPlan(const char *file) {
+  FILE *f = std::fopen(file, "rb");
+  if (!f) fallback(std::string("cannot read the plan: ") + std::strerror(errno));
+  Plan p;
+  std::string line;
+  int c;
+  std::vector<std::string> lines;
+  while ((c = std::fgetc(f)) != EOF) {
+    if (c == '\n') {
+      lines.push_back(line);
+      line.clear();
+    } else {
+      line.push_back(static_cast<char>(c));
+    }
+  }
+  std::fclose(f);
+  for (const std::string &l : lines) {
+    if (l.empty()) continue;
+    char kind = l[0];
+    std::string rest = l.size() > 2 ? l.substr(2) : "";
+    if (kind == 'L') {
+      unsigned long long a, b, d;
+      if (std::sscanf(rest.c_str(), "%llu %llu %llu", &a, &b, &d) != 3) fallback("bad plan line L");
+      p.maxRecord = a;
+      p.captureLimit = b;
+      p.chunkBytes = d < 64 ? 64 : d;
+    } else if (kind == 'D') {
+      p.capdir = rest;
+    } else if (kind == 'S') {
+      Spec s;
+      unsigned long long part;
+      char conv[16];
+      int pow10, used = 0;
+      if (std::sscanf(rest.c_str(), "%llu %15s %d %n", &part, conv, &pow10, &used) != 3) fallback("bad plan line S");
+      s.partBytes = part;
+      s.convert = std::strcmp(conv, "scale") == 0 ? SCALE : std::strcmp(conv, "fs") == 0 ? FS : NONE;
+      s.pow10 = pow10;
+      s.out = rest.substr(static_cast<size_t>(used));
+      p.specs.push_back(s);
+    } else if (kind == 'P' || kind == 'X' || kind == 'C') {
+      std::vector<std::string> parts = splitTabs(rest);
+      if (kind == 'C') {
+        p.nodes[static_cast<size_t>(walk(p, parts, 1))].capture = true;
+        continue;
+      }
+      size_t spec = std::strtoul(parts[0].c_str(), nullptr, 10);
+      if (spec >= p.specs.size()) fallback("bad plan: spec number");
+      if (kind == 'X') {
+        p.specs[spec].exactKeys.push_back(parts.size() > 1 ? parts[1] : "");
+      } else {
+        p.nodes[static_cast<size_t>(walk(p, parts, 1))].record = static_cast<int>(spec);
+      }
+    } else {
+      fallback("bad plan line");
+    }
+  }
+  return p;
+}
+
+// ---------------------------------------------------------------------------
+// Exact conversion: scaleDecimal's fast path (decimal-scale.ts), and the
+// Chrome reader's femtosecond text to ns text (fsToNsText).
+
+bool isDigit(unsigned char c) { return c >= '0' && c <= '9'; }
+bool isSpace(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == 0x0b || c == 0x0c; }
+
+std::string stripZeros(const std::string &d) {
+  if (d.empty()) return "0";
+  size_t k = 0;
+  while (k + 1 < d.size() && d[k] == '0') k++;
+  return d.substr(k);
+}
+
+std::string increment(std::string d) {
+  size_t i = d.size();
+  while (i > 0) {
+    i--;
+    if (d[i] == '9') {
+      d[i] = '0';
+    } else {
+      d[i]++;
+      return d;
+    }
+  }
+  return "1" + d;
+}
+
+// The text scaled by 10^pow, rounded half away from zero; false: not the fast path's (the caller falls back).
+bool scaleDecimal(const std::string &s, int pow, std::string &out) {
+  size_t a = 0, b = s.size();
+  while (a < b && isSpace(static_cast<unsigned char>(s[a]))) a++;
+  while (b > a && isSpace(static_cast<unsigned char>(s[b - 1]))) b--;
+  size_t i = a;
+  bool negative = false;
+  if (i < b && (s[i] == '-' || s[i] == '+')) {
+    negative = s[i] == '-';
+    i++;
+  }
+  size_t intStart = i;
+  while (i < b && isDigit(static_cast<unsigned char>(s[i]))) i++;
+  size_t intEnd = i, fracStart = i, fracEnd = i;
+  if (i < b && s[i] == '.') {
+    fracStart = ++i;
+    while (i < b && isDigit(static_cast<unsigned char>(s[i]))) i++;
+    fracEnd = i;
+  }
+  if (intEnd == intStart && fracEnd == fracStart) return false;
+  long exp = 0;
+  if (i < b && (s[i] == 'e' || s[i] == 'E')) {
+    i++;
+    bool expNegative = false;
+    if (i < b && (s[i] == '-' || s[i] == '+')) {
+      expNegative = s[i] == '-';
+      i++;
+    }
+    size_t expStart = i;
+    while (i < b && isDigit(static_cast<unsigned char>(s[i]))) i++;
+    if (i == expStart || i - expStart > 6) return false;
+    exp = std::strtol(s.substr(expStart, i - expStart).c_str(), nullptr, 10);
+    if (expNegative) exp = -exp;
+  }
+  if (i != b) return false;
+  std::string digits = s.substr(intStart, intEnd - intStart) + s.substr(fracStart, fracEnd - fracStart);
+  long shift = exp - static_cast<long>(fracEnd - fracStart) + pow;
+  if (shift >= 0) {
+    out = stripZeros(digits);
+    if (out != "0" && shift > 0) out.append(static_cast<size_t>(shift), '0');
+  } else {
+    long cut = static_cast<long>(digits.size()) + shift;
+    std::string kept = cut > 0 ? stripZeros(digits.substr(0, static_cast<size_t>(cut))) : "0";
+    out = cut >= 0 && cut < static_cast<long>(digits.size()) && digits[static_cast<size_t>(cut)] >= '5' ? increment(kept) : kept;
+  }
+  if (negative && out != "0") out = "-" + out;
+  return true;
+}
+
+std::string fsToNsText(const std::string &fs) {
+  bool neg = !fs.empty() && fs[0] == '-';
+  std::string digits = neg ? fs.substr(1) : fs;
+  if (digits.size() >= 6 && digits.compare(digits.size() - 6, 6, "000000") == 0) {
+    return digits.size() == 6 ? "0" : fs.substr(0, fs.size() - 6);
+  }
+  std::string padded = digits.size() < 7 ? std::string(7 - digits.size(), '0') + digits : digits;
+  std::string frac = padded.substr(padded.size() - 6);
+  while (!frac.empty() && frac.back() == '0') frac.pop_back();
+  return (neg ? "-" : "") + padded.substr(0, padded.size() - 6) + "." + frac;
+}
+
+// ---------------------------------------------------------------------------
+// Output: one spec's NDJSON, in parts.
+
+class Out {
+ public:
+  Out(int spec, const Spec &s) : spec_(spec), base_(s.out), path_(s.out), partBytes_(s.partBytes == 0 ? UINT64_MAX : s.partBytes) {
+    buf.reserve(1u << 20);
+    open();
+  }
+  std::string buf;
+  uint64_t count = 0;
+  std::vector<uint32_t> lines;
+  std::vector<double> ends;
+
+  void done(uint32_t line) {
+    ends.push_back(static_cast<double>(written_ + buf.size()));
+    lines.push_back(line);
+    count++;
+  }
+  void flush(bool force) {
+    if (buf.empty() || (!force && buf.size() < std::min<uint64_t>(4u << 20, partBytes_))) return;
+    if (std::fwrite(buf.data(), 1, buf.size(), f_) != buf.size()) fallback(std::string("write failed: ") + std::strerror(errno));
+    written_ += buf.size();
+    buf.clear();
+    if (!force && written_ - partStart_ >= partBytes_) endPart(true);
+  }
+  void close() {
+    flush(true);
+    endPart(false);
+    writeArray(base_ + ".lines", lines.data(), lines.size() * sizeof(uint32_t));
+    writeArray(base_ + ".ends", ends.data(), ends.size() * sizeof(double));
+  }
+
+ private:
+  int spec_;
+  std::string base_, path_;
+  uint64_t partBytes_;
+  FILE *f_ = nullptr;
+  uint64_t written_ = 0, partStart_ = 0, partFirst_ = 0;
+  size_t parts_ = 0;
+
+  void open() {
+    f_ = std::fopen(path_.c_str(), "wb");
+    if (!f_) fallback("cannot write " + path_ + ": " + std::strerror(errno));
+  }
+  void endPart(bool more) {
+    if (std::fclose(f_) != 0) fallback(std::string("write failed: ") + std::strerror(errno));
+    f_ = nullptr;
+    std::printf("P %d %llu %llu %llu\t%s\n", spec_, static_cast<unsigned long long>(partStart_), static_cast<unsigned long long>(partFirst_),
+                static_cast<unsigned long long>(count - partFirst_), path_.c_str());
+    std::fflush(stdout);
+    parts_++;
+    if (!more) return;
+    partStart_ = written_;
+    partFirst_ = count;
+    path_ = base_ + "." + std::to_string(parts_);
+    open();
+  }
+  static void writeArray(const std::string &path, const void *data, size_t bytes) {
+    FILE *f = std::fopen(path.c_str(), "wb");
+    if (!f || (bytes > 0 && std::fwrite(data, 1, bytes, f) != bytes) || std::fclose(f) != 0) fallback("cannot write " + path);
+  }
+};
+
+// ---------------------------------------------------------------------------
+// Tokens (json-tokenizer.ts): errors are a fallback here.
+
+enum Tok { MORE, BEGIN_OBJECT, END_OBJECT, BEGIN_ARRAY, END_ARRAY, COLON, COMMA, STRING, NUMBER, LITERAL };
+
+struct Tokenizer {
+  const unsigned char *buf = nullptr;
+  size_t pos = 0, end = 0, start = 0, stop = 0;
+  bool final = false, escaped = false;
+  uint64_t line = 1, crs = 0;
+
+  bool skipWs() {
+    size_t i = pos;
+    if (i < end && buf[i] > ' ') return true;
+    while (i < end) {
+      unsigned char c = buf[i];
+      if (c == ' ' || c == '\t') {
+        i++;
+      } else if (c == '\r') {
+        i++;
+        crs++;
+      } else if (c == '\n') {
+        i++;
+        line++;
+      } else {
+        break;
+      }
+    }
+    pos = i;
+    return i < end;
+  }
+
+  Tok next() {
+    if (!skipWs()) return MORE;
+    size_t i = pos;
+    unsigned char c = buf[i];
+    start = i;
+    Tok k = MORE;
+    switch (c) {
+      case '{': k = BEGIN_OBJECT; break;
+      case '}': k = END_OBJECT; break;
+      case '[': k = BEGIN_ARRAY; break;
+      case ']': k = END_ARRAY; break;
+      case ':': k = COLON; break;
+      case ',': k = COMMA; break;
+      default: break;
+    }
+    if (k != MORE) {
+      pos = stop = i + 1;
+      return k;
+    }
+    if (c == '"') return string();
+    if (c == '-' || isDigit(c)) return number();
+    if (c == 't') return literal("true");
+    if (c == 'f') return literal("false");
+    if (c == 'n') return literal("null");
+    fallback("not JSON");
+  }
+
+  static bool isHex(unsigned char c) { return isDigit(c) || (c >= 'A' && c <= 'F') || (c >= 'a' && c <= 'f'); }
+
+  Tok string() {
+    size_t i = start + 1;
+    bool esc = false;
+    for (;;) {
+      while (i < end && buf[i] >= 0x20 && buf[i] != '"' && buf[i] != '\\') i++;
+      if (i >= end) return MORE;
+      unsigned char c = buf[i];
+      if (c == '"') break;
+      if (c < 0x20) fallback("a control character in a string");
+      esc = true;
+      if (i + 1 >= end) return MORE;
+      unsigned char e = buf[i + 1];
+      if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't') {
+        i += 2;
+      } else if (e == 'u') {
+        if (i + 6 > end) {
+          for (size_t k = i + 2; k < end; k++) if (!isHex(buf[k])) fallback("bad \\u escape");
+          return MORE;
+        }
+        for (size_t k = i + 2; k < i + 6; k++) if (!isHex(buf[k])) fallback("bad \\u escape");
+        i += 6;
+      } else {
+        fallback("bad escape");
+      }
+    }
+    escaped = esc;
+    pos = stop = i + 1;
+    return STRING;
+  }
+
+  Tok literal(const char *word) {
+    size_t n = std::strlen(word);
+    size_t avail = std::min(n, end - start);
+    for (size_t k = 0; k < avail; k++) if (buf[start + k] != static_cast<unsigned char>(word[k])) fallback("not JSON");
+    if (avail < n) return MORE;
+    pos = stop = start + n;
+    return LITERAL;
+  }
+
+  Tok numberCut() {
+    if (final) fallback("a number ends early");
+    return MORE;
+  }
+
+  Tok number() {
+    size_t i = start;
+    if (buf[i] == '-') {
+      i++;
+      if (i >= end) return numberCut();
+    }
+    if (buf[i] == '0') {
+      i++;
+    } else if (isDigit(buf[i])) {
+      i++;
+      while (i < end && isDigit(buf[i])) i++;
+    } else {
+      fallback("a number without digits");
+    }
+    if (i < end && buf[i] == '.') {
+      i++;
+      if (i >= end) return numberCut();
+      if (!isDigit(buf[i])) fallback("a number without digits after the point");
+      while (i < end && isDigit(buf[i])) i++;
+    }
+    if (i < end && (buf[i] == 'e' || buf[i] == 'E')) {
+      i++;
+      if (i >= end) return numberCut();
+      if (buf[i] == '+' || buf[i] == '-') {
+        i++;
+        if (i >= end) return numberCut();
+      }
+      if (!isDigit(buf[i])) fallback("a number without exponent digits");
+      while (i < end && isDigit(buf[i])) i++;
+    }
+    if (i >= end && !final) return MORE;
+    pos = stop = i;
+    return NUMBER;
+  }
+};
+
+// ---------------------------------------------------------------------------
+// The scanner (RecordScanner in json-records.ts).
+
+const std::string kElement = "[]";
+
+enum State { OBJ_FIRST, OBJ_KEY, OBJ_COLON, OBJ_VALUE, OBJ_NEXT, ARR_FIRST, ARR_VALUE, ARR_NEXT };
+
+struct Frame {
+  bool obj;
+  int node;  // -1: no asked-for path below
+  std::string key;
+  uint64_t index;
+  State state;
+};
+
+class Scanner {
+ public:
+  explicit Scanner(const Plan &plan) : plan_(plan) {
+    outs_.reserve(plan.specs.size());
+    for (size_t i = 0; i < plan.specs.size(); i++) outs_.emplace_back(static_cast<int>(i), plan.specs[i]);
+    exactText_.resize(plan.specs.size());
+    for (size_t i = 0; i < plan.specs.size(); i++) exactText_[i].resize(plan.specs[i].exactKeys.size());
+  }
+
+  Tokenizer t;
+  std::vector<Out> outs_;
+  std::vector<std::pair<std::string, std::string>> captured;
+
+  // Scans buf[0, end); false when it ends inside a record or token (t.pos: the first byte to keep).
+  bool run(const unsigned char *buf, size_t end, bool final) {
+    t.buf = buf;
+    t.pos = 0;
+    t.end = end;
+    t.final = final;
+    for (;;) {
+      if (stack_.empty()) {
+        if (!topValue()) return false;
+        continue;
+      }
+      Frame &f = stack_.back();
+      Tok tok = t.next();
+      if (tok == MORE) return false;
+      switch (f.state) {
+        case OBJ_FIRST:
+        case OBJ_KEY:
+          if (tok == STRING) {
+            if (f.node >= 0) {
+              if (t.escaped) fallback("an escaped key on an asked-for path");
+              f.key.assign(reinterpret_cast<const char *>(buf) + t.start + 1, t.stop - t.start - 2);
+            }
+            f.state = OBJ_COLON;
+          } else if (tok == END_OBJECT && f.state == OBJ_FIRST) {
+            closeFrame();
+          } else {
+            fallback("not JSON: a key was expected");
+          }
+          break;
+        case OBJ_COLON:
+          if (tok != COLON) fallback("not JSON: \":\" was expected");
+          f.state = OBJ_VALUE;
+          break;
+        case OBJ_VALUE: {
+          f.state = OBJ_NEXT;
+          size_t at = stack_.size() - 1;
+          int child = childOf(f.node, f.key);
+          if (!value(tok, child)) {  // nothing was pushed: a record that needs more bytes
+            stack_[at].state = OBJ_VALUE;
+            return false;
+          }
+          break;
+        }
+        case OBJ_NEXT:
+          if (tok == COMMA) f.state = OBJ_KEY;
+          else if (tok == END_OBJECT) closeFrame();
+          else fallback("not JSON: \",\" or \"}\" was expected");
+          break;
+        case ARR_FIRST:
+        case ARR_VALUE: {
+          if (tok == END_ARRAY && f.state == ARR_FIRST) {
+            closeFrame();
+            break;
+          }
+          f.state = ARR_NEXT;
+          size_t at = stack_.size() - 1;
+          int child = childOf(f.node, kElement);
+          if (!value(tok, child)) {
+            stack_[at].state = stack_[at].index == 0 ? ARR_FIRST : ARR_VALUE;
+            return false;
+          }
+          break;
+        }
+        case ARR_NEXT:
+          if (tok == COMMA) {
+            f.state = ARR_VALUE;
+            f.index++;
+          } else if (tok == END_ARRAY) {
+            closeFrame();
+          } else {
+            fallback("not JSON: \",\" or \"]\" was expected");
+          }
+          break;
+      }
+    }
+  }
+
+  // Bytes before keep leave the window: a captured container keeps its part.
+  void beforeShift(size_t keep) {
+    if (!capturing_) return;
+    capSize_ += keep - capStart_;
+    if (capSize_ > plan_.captureLimit) fallback("a captured value beyond the capture limit");
+    capText_.append(reinterpret_cast<const char *>(t.buf) + capStart_, keep - capStart_);
+    capStart_ = 0;
+  }
+
+  void flush(bool force) {
+    for (Out &o : outs_) o.flush(force);
+  }
+
+  void end(bool pending) {
+    if (pending) fallback("the input ends inside a record or value");
+    if (!sawAnything_) fallback("an empty input");
+    if (!stack_.empty()) fallback("the document ends early");
+  }
+
+ private:
+  const Plan &plan_;
+  std::vector<Frame> stack_;
+  bool sawAnything_ = false, documentDone_ = false;
+  bool capturing_ = false;
+  std::string capPath_, capText_;
+  size_t capDepth_ = 0, capStart_ = 0;
+  uint64_t capSize_ = 0;
+  std::vector<unsigned char> kinds_;
+  std::vector<std::vector<std::pair<bool, std::string>>> exactText_;  // per spec, per key: (set, text)
+  std::vector<size_t> exactOrder_;
+  std::string conv_;
+
+  int childOf(int node, const std::string &key) const {
+    if (node < 0) return -1;
+    const auto &ch = plan_.nodes[static_cast<size_t>(node)].children;
+    auto it = ch.find(key);
+    return it == ch.end() ? -1 : it->second;
+  }
+
+  bool topValue() {
+    if (!sawAnything_ && t.pos == 0 && t.end >= 3 && t.buf[0] == 0xef && t.buf[1] == 0xbb && t.buf[2] == 0xbf) t.pos = 3;
+    if (!sawAnything_ && t.pos == 0 && t.end < 3 && !t.final && t.end > 0 && t.buf[0] == 0xef) return false;
+    if (!t.skipWs()) return false;
+    if (documentDone_) fallback("data after the document");
+    Tok tok = t.next();
+    if (tok == MORE) return false;
+    if (tok != BEGIN_OBJECT && tok != BEGIN_ARRAY) fallback("not a JSON document");
+    sawAnything_ = true;
+    stack_.push_back(Frame{tok == BEGIN_OBJECT, 0, "", 0, tok == BEGIN_OBJECT ? OBJ_FIRST : ARR_FIRST});
+    return true;
+  }
+
+  std::string concretePath() const {
+    std::string p;
+    for (size_t i = 0; i < stack_.size(); i++) {
+      if (i > 0) p.push_back('/');
+      if (stack_[i].obj) p += stack_[i].key;
+      else p += std::to_string(stack_[i].index);
+    }
+    return p;
+  }
+
+  void setCaptured(const std::string &path, std::string text) {
+    for (auto &kv : captured) {
+      if (kv.first == path) {
+        kv.second = std::move(text);
+        return;
+      }
+    }
+    captured.emplace_back(path, std::move(text));
+  }
+
+  // A value begins with tok where the trie says node; false: it needs more bytes.
+  bool value(Tok tok, int node) {
+    if (tok == BEGIN_OBJECT || tok == BEGIN_ARRAY) {
+      const Node *n = node >= 0 ? &plan_.nodes[static_cast<size_t>(node)] : nullptr;
+      if (n && n->record >= 0 && tok == BEGIN_OBJECT) return record(n->record);
+      if (n && n->capture && !capturing_) {
+        capturing_ = true;
+        capPath_ = concretePath();
+        capStart_ = t.start;
+        capText_.clear();
+        capSize_ = 0;
+        capDepth_ = stack_.size() + 1;
+      }
+      bool obj = tok == BEGIN_OBJECT;
+      stack_.push_back(Frame{obj, n && !n->children.empty() ? node : -1, "", 0, obj ? OBJ_FIRST : ARR_FIRST});
+      return true;
+    }
+    if (tok == STRING || tok == NUMBER || tok == LITERAL) {
+      if (node >= 0 && plan_.nodes[static_cast<size_t>(node)].capture) {
+        size_t size = t.stop - t.start;
+        if (size > plan_.captureLimit) fallback("a captured value beyond the capture limit");
+        setCaptured(concretePath(), std::string(reinterpret_cast<const char *>(t.buf) + t.start, size));
+      }
+      return true;
+    }
+    fallback("not JSON: a value was expected");
+  }
+
+  void closeFrame() {
+    if (capturing_ && capDepth_ == stack_.size()) {
+      capSize_ += t.stop - capStart_;
+      if (capSize_ > plan_.captureLimit) fallback("a captured value beyond the capture limit");
+      capText_.append(reinterpret_cast<const char *>(t.buf) + capStart_, t.stop - capStart_);
+      setCaptured(capPath_, capText_);
+      capturing_ = false;
+      capText_.clear();
+    }
+    stack_.pop_back();
+    if (stack_.empty()) documentDone_ = true;
+  }
+
+  int exactKeyIndex(size_t spec) const {
+    const auto &keys = plan_.specs[spec].exactKeys;
+    size_t len = t.stop - t.start - 2;
+    for (size_t k = 0; k < keys.size(); k++) {
+      if (keys[k].size() == len && std::memcmp(keys[k].data(), t.buf + t.start + 1, len) == 0) return static_cast<int>(k);
+    }
+    return -1;
+  }
+
+  // The record whose `{` was just read: validated, then written as one NDJSON line; false: it needs more bytes.
+  bool record(int specIndex) {
+    size_t spec = static_cast<size_t>(specIndex);
+    size_t recStart = t.start;
+    uint64_t recLine = t.line, recCrs = t.crs;
+    bool hasExact = !plan_.specs[spec].exactKeys.empty();
+    auto &texts = exactText_[spec];
+    for (auto &e : texts) e.first = false;
+    exactOrder_.clear();
+    kinds_.clear();
+    kinds_.push_back(1);
+    State state = OBJ_FIRST;
+    long bodyStart = -1;
+    uint64_t bodyLine = 0, bodyCrs = 0;
+    int exact = -1;
+    for (;;) {
+      Tok tok = t.next();
+      if (tok == MORE) {
+        t.pos = recStart;
+        t.line = recLine;
+        t.crs = recCrs;
+        return false;
+      }
+      bool closed = false;
+      switch (state) {
+        case OBJ_FIRST:
+        case OBJ_KEY:
+          if (tok == STRING) {
+            state = OBJ_COLON;
+            if (kinds_.size() == 1) {
+              if (bodyStart < 0) {
+                bodyStart = static_cast<long>(t.start);
+                bodyLine = t.line;
+                bodyCrs = t.crs;
+              }
+              if (hasExact) {
+                if (t.escaped) fallback("an escaped key in a record with exact keys");
+                exact = exactKeyIndex(spec);
+              }
+            }
+            continue;
+          }
+          if (tok == END_OBJECT && state == OBJ_FIRST) {
+            closed = true;
+            break;
+          }
+          fallback("not JSON: a key was expected");
+        case OBJ_COLON:
+          if (tok != COLON) fallback("not JSON: \":\" was expected");
+          state = OBJ_VALUE;
+          continue;
+        case OBJ_NEXT:
+          if (tok == COMMA) {
+            state = OBJ_KEY;
+            continue;
+          }
+          if (tok == END_OBJECT) {
+            closed = true;
+            break;
+          }
+          fallback("not JSON: \",\" or \"}\" was expected");
+        case ARR_NEXT:
+          if (tok == COMMA) {
+            state = ARR_VALUE;
+            continue;
+          }
+          if (tok == END_ARRAY) {
+            closed = true;
+            break;
+          }
+          fallback("not JSON: \",\" or \"]\" was expected");
+        default:  // OBJ_VALUE, ARR_FIRST, ARR_VALUE
+          if (tok == END_ARRAY && state == ARR_FIRST) {
+            closed = true;
+            break;
+          }
+          if (tok == STRING || tok == NUMBER || tok == LITERAL) {
+            if (exact >= 0 && kinds_.size() == 1) {
+              auto &e = texts[static_cast<size_t>(exact)];
+              if (!e.first) exactOrder_.push_back(static_cast<size_t>(exact));
+              e.first = true;
+              if (tok == STRING) e.second.assign(reinterpret_cast<const char *>(t.buf) + t.start + 1, t.stop - t.start - 2);
+              else e.second.assign(reinterpret_cast<const char *>(t.buf) + t.start, t.stop - t.start);
+            }
+            exact = -1;
+            state = kinds_.back() == 1 ? OBJ_NEXT : ARR_NEXT;
+            continue;
+          }
+          if (tok == BEGIN_OBJECT || tok == BEGIN_ARRAY) {
+            exact = -1;
+            bool obj = tok == BEGIN_OBJECT;
+            kinds_.push_back(obj ? 1 : 2);
+            state = obj ? OBJ_FIRST : ARR_FIRST;
+            continue;
+          }
+          fallback("not JSON: a value was expected");
+      }
+      if (closed) {
+        kinds_.pop_back();
+        if (kinds_.empty()) break;
+        state = kinds_.back() == 1 ? OBJ_NEXT : ARR_NEXT;
+      }
+    }
+    writeRecord(spec, recLine, bodyLine, bodyCrs, bodyStart, t.start);
+    return true;
+  }
+
+  static void appendUint(std::string &o, uint64_t n) {
+    char tmp[24];
+    int k = 0;
+    do {
+      tmp[k++] = static_cast<char>('0' + n % 10);
+      n /= 10;
+    } while (n > 0);
+    while (k > 0) o.push_back(tmp[--k]);
+  }
+
+  // A JSON string of printable ASCII without " and \ (anything else: the TypeScript scanner writes it).
+  static void appendPlainString(std::string &o, const std::string &s) {
+    for (unsigned char c : s) {
+      if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') fallback("an exact value that needs escaping");
+    }
+    o.push_back('"');
+    o += s;
+    o.push_back('"');
+  }
+
+  void writeRecord(size_t spec, uint64_t recLine, uint64_t bodyLine, uint64_t bodyCrs, long bodyStart, size_t closeAt) {
+    std::string &o = outs_[spec].buf;
+    o += "{\"_line\":";
+    appendUint(o, recLine);
+    o += ",\"_i\":[";
+    bool first = true;
+    for (const Frame &f : stack_) {
+      if (f.obj) continue;
+      if (!first) o.push_back(',');
+      first = false;
+      appendUint(o, f.index);
+    }
+    o.push_back(']');
+    if (bodyStart >= 0) {
+      o.push_back(',');
+      size_t from = o.size();
+      o.append(reinterpret_cast<const char *>(t.buf) + bodyStart, closeAt - static_cast<size_t>(bodyStart));
+      // a pretty-printed record spans lines: its raw newlines are whitespace (strings cannot hold them)
+      if (t.line != bodyLine || t.crs != bodyCrs) {
+        for (size_t i = from; i < o.size(); i++) {
+          if (o[i] == '\n' || o[i] == '\r') o[i] = ' ';
+        }
+      }
+    }
+    if (!exactOrder_.empty()) {
+      const Spec &s = plan_.specs[spec];
+      auto &texts = exactText_[spec];
+      for (size_t k : exactOrder_) {
+        std::string text = texts[k].second;
+        texts[k].first = false;
+        // String#trim: ASCII whitespace here (a text with any other byte falls back below)
+        size_t a = 0, b = text.size();
+        while (a < b && isSpace(static_cast<unsigned char>(text[a]))) a++;
+        while (b > a && isSpace(static_cast<unsigned char>(text[b - 1]))) b--;
+        for (unsigned char c : text) {
+          if (c >= 0x80) fallback("an exact value with a non-ASCII byte");
+        }
+        text = text.substr(a, b - a);
+        o += ",\"_";
+        o += s.exactKeys[k];
+        o += "\":";
+        if (s.convert == NONE) {
+          appendPlainString(o, text);
+        } else {
+          if (!scaleDecimal(text, s.pow10, conv_)) fallback("an exact value beyond the fast conversion");
+          appendPlainString(o, s.convert == FS ? fsToNsText(conv_) : conv_);
+        }
+        o += ",\"_";
+        o += s.exactKeys[k];
+        o += "_text\":";
+        appendPlainString(o, text);
+      }
+      exactOrder_.clear();
+    }
+    o += "}\n";
+    outs_[spec].done(static_cast<uint32_t>(recLine));
+  }
+};
+
+// ---------------------------------------------------------------------------
+// Input: plain, or gzip through zlib.
+
+struct Input {
+  int fd = -1;
+#ifdef TW_HAVE_ZLIB
+  gzFile gz = nullptr;
+#endif
+  bool open(const char *path) {
+    fd = ::open(path, O_RDONLY);
+    if (fd < 0) return false;
+    unsigned char magic[2] = {0, 0};
+    ssize_t n = ::pread(fd, magic, 2, 0);
+    if (n == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+#ifdef TW_HAVE_ZLIB
+      gz = gzdopen(fd, "rb");
+      if (!gz) return false;
+      gzbuffer(gz, 1u << 20);
+      return true;
+#else
+      fallback("gzip input, and this build has no zlib");
+#endif
+    }
+    if (n == 2 && magic[0] == 0x28 && magic[1] == 0xb5) fallback("zstd input");
+    return true;
+  }
+  // Bytes read, 0 at the end.
+  size_t read(unsigned char *into, size_t max) {
+#ifdef TW_HAVE_ZLIB
+    if (gz) {
+      int n = gzread(gz, into, static_cast<unsigned>(std::min<size_t>(max, 1u << 30)));
+      if (n < 0) fallback("corrupt gzip data");
+      return static_cast<size_t>(n);
+    }
+#endif
+    for (;;) {
+      ssize_t n = ::read(fd, into, max);
+      if (n >= 0) return static_cast<size_t>(n);
+      if (errno != EINTR) fallback(std::string("read failed: ") + std::strerror(errno));
+    }
+  }
+};
+
+int scan(const char *inputPath, const char *planPath) {
+  Plan plan = readPlan(planPath);
+  Input in;
+  if (!in.open(inputPath)) fallback(std::string("cannot open the input: ") + std::strerror(errno));
+  Scanner sc(plan);
+  std::vector<unsigned char> win(plan.chunkBytes * 2 + 64);
+  size_t have = 0;  // bytes in the window: the kept rest, then what was read since
+  size_t rest = 0;
+  bool eof = false;
+  for (;;) {
+    // read at least a chunk; a long cut record is parsed again only once as many bytes again have come
+    size_t fresh = 0;
+    while (!eof) {
+      if (win.size() - have < plan.chunkBytes) win.resize(win.size() * 2);
+      size_t n = in.read(win.data() + have, plan.chunkBytes);
+      if (n == 0) {
+        eof = true;
+        break;
+      }
+      have += n;
+      fresh += n;
+      if (fresh >= rest || rest + fresh > plan.maxRecord) break;
+    }
+    sc.run(win.data(), have, eof);
+    size_t keep = sc.t.pos;
+    sc.beforeShift(keep);
+    rest = have - keep;
+    if (rest > plan.maxRecord) fallback("a record beyond the record limit");
+    if (keep > 0 && rest > 0) std::memmove(win.data(), win.data() + keep, rest);
+    have = rest;
+    if (eof) {
+      sc.end(rest > 0);
+      break;
+    }
+    sc.flush(false);
+  }
+  for (Out &o : sc.outs_) o.close();
+  size_t i = 0;
+  for (const auto &kv : sc.captured) {
+    std::string file = plan.capdir + "/cap." + std::to_string(i);
+    FILE *f = std::fopen(file.c_str(), "wb");
+    if (!f || std::fwrite(kv.second.data(), 1, kv.second.size(), f) != kv.second.size() || std::fclose(f) != 0) fallback("cannot write " + file);
+    std::printf("C %zu\t%s\n", i, kv.first.c_str());
+    i++;
+  }
+  std::printf("D %llu", static_cast<unsigned long long>(sc.t.line));
+  for (const Out &o : sc.outs_) std::printf(" %llu", static_cast<unsigned long long>(o.count));
+  std::printf("\n");
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  if (argc == 2 && std::strcmp(argv[1], "--version") == 0) {
+    std::printf("tw-jsonscan 1%s\n",
+#ifdef TW_HAVE_ZLIB
+                " zlib"
+#else
+                ""
+#endif
+    );
+    return 0;
+  }
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: tw-jsonscan <input> <plan>\n");
+    return 2;
+  }
+  try {
+    return scan(argv[1], argv[2]);
+  } catch (const Fallback &f) {
+    std::fprintf(stderr, "tw-jsonscan: %s\n", f.why.c_str());
+    return 3;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "tw-jsonscan: %s\n", e.what());
+    return 3;
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * The native scanner (native/jsonscan, built by scripts/setup) against the
+ * TypeScript scanner, the reference: on seeded generated documents (plain
+ * and gzip, every chunk size, parts of a few hundred bytes) the same NDJSON
+ * byte for byte, the same lines, record ends, captured values and counts;
+ * on seeded one-byte mutants it never accepts what the TypeScript scanner
+ * rejects or repairs; and an import whose input fails late in the native
+ * scan (parts already loaded) starts over and stores what the TypeScript
+ * scanner alone stores.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Store } from '@tickwise/store';
+import { TickwiseError, seededRng } from '@tickwise/time';
+import { importInput, openSource, scaleDecimal, scanJsonRecords, type ScanOptions, type ScanResult } from '../src/index';
+import { nativePlan, nativeScanner, scanNative } from '../src/json-records-native';
+import { maxRecordBytesOf } from '../src/json-records';
+import { tmp } from './helpers';
+import { genDoc } from './json-gen';
+
+const BIN = nativeScanner();
+
+/** The scan options of one test document: ts/dur scaled by 10^pow10 (also in the native scanner's terms). */
+function options(dir: string, pow10: number, chunkBytes: number, partBytes: number): ScanOptions {
+  const scale = 10n ** BigInt(pow10);
+  return {
+    mode: 'document',
+    records: [{
+      paths: [['traceEvents', '[]'], ['[]']], out: join(dir, 'ev.ndjson'), exactKeys: ['ts', 'dur'],
+      convert: (_k, t) => scaleDecimal(t, scale), nativeConvert: { kind: 'scale', pow10 }, partBytes,
+    }],
+    capture: [['meta'], ['tail']],
+    chunkBytes,
+  };
+}
+
+/** What a scan gives, with its NDJSON (the parts one after another) and each part's bounds checked. */
+function summary(r: ScanResult): Record<string, unknown> {
+  const text = r.parts[0]!.map((p) => readFileSync(p.path, 'utf8')).join('');
+  let start = 0, first = 0;
+  for (const p of r.parts[0]!) {
+    expect(p.startByte).toBe(start);
+    expect(p.firstRecord).toBe(first);
+    // a part ends at a record's end
+    if (p.records > 0) expect(r.ends[0]![first + p.records - 1]).toBe(start + Buffer.byteLength(readFileSync(p.path, 'utf8')));
+    start += Buffer.byteLength(readFileSync(p.path, 'utf8'));
+    first += p.records;
+  }
+  expect(first).toBe(r.counts[0]);
+  return { text, counts: r.counts, lines: Array.from(r.lines[0]!), ends: Array.from(r.ends[0]!), captured: [...r.captured], issues: r.issues, sourceLines: r.sourceLines };
+}
+
+async function typescriptScan(file: string, opts: ScanOptions): Promise<ScanResult | TickwiseError> {
+  vi.stubEnv('TICKWISE_JSONSCAN', '0');
+  try {
+    return await scanJsonRecords(await openSource(file), opts);
+  } catch (e) {
+    if (e instanceof TickwiseError) return e;
+    throw e;
+  } finally {
+    vi.unstubAllEnvs();
+  }
+}
+
+async function nativeScan(file: string, opts: ScanOptions, dir: string): Promise<ScanResult | null> {
+  const plan = nativePlan(opts, maxRecordBytesOf(opts), dir);
+  expect(plan).not.toBeNull();
+  return (await scanNative(BIN!, await openSource(file), opts, plan!, dir)).result;
+}
+
+afterEach(() => vi.unstubAllEnvs());
+
+describe('native JSON scanner vs the TypeScript scanner (seeded)', () => {
+  it('is built (scripts/setup builds native/jsonscan)', () => {
+    expect(BIN).not.toBeNull();
+  });
+
+  it('writes the same NDJSON, lines, record ends and captured values on generated documents, plain and gzip', async () => {
+    const r = seededRng(20261204);
+    const jsDir = tmp('tickwise-scan-js-'), natDir = tmp('tickwise-scan-nat-');
+    let records = 0;
+    for (let d = 0; d < 120; d++) {
+      const doc = genDoc(r);
+      const gz = r.int(4) === 0;
+      const pow10 = [0, 3, 6, 9, 12][r.int(5)]!;
+      const chunk = [1, 3, 7, 64, 4096][r.int(5)]!;
+      const part = [1, 200, 1000, 1 << 24][r.int(4)]!;
+      const name = gz ? 'doc.json.gz' : 'doc.json';
+      for (const dir of [jsDir, natDir]) writeFileSync(join(dir, name), gz ? gzipSync(doc.text) : doc.text);
+      const js = await typescriptScan(join(jsDir, name), options(jsDir, pow10, chunk, part));
+      if (js instanceof TickwiseError) throw new Error(`document ${d} rejected: ${js.message}`);
+      const want = summary(js);
+      const nat = await nativeScan(join(natDir, name), options(natDir, pow10, chunk, part), natDir);
+      expect(nat, `document ${d}: the native scanner fell back`).not.toBeNull();
+      expect({ ...summary(nat!), text: undefined }, `document ${d}`).toEqual({ ...want, text: undefined });
+      expect(summary(nat!)['text'], `document ${d}`).toBe(want['text']);
+      records += js.counts[0]!;
+    }
+    expect(records).toBeGreaterThan(1000);
+  });
+
+  it('never accepts a one-byte mutant the TypeScript scanner rejects or repairs', async () => {
+    const r = seededRng(4242);
+    const bytes = '{}[]:,"\\ 0e.-+tfnu\n\u0001x';
+    const jsDir = tmp('tickwise-scan-js-'), natDir = tmp('tickwise-scan-nat-');
+    let fellBack = 0, same = 0;
+    for (let d = 0; d < 300; d++) {
+      const { text } = genDoc(r);
+      const at = r.int(text.length);
+      const k = r.int(3);
+      const b = bytes[r.int(bytes.length)]!;
+      const mutant = k === 0 ? text.slice(0, at) + text.slice(at + 1) : k === 1 ? text.slice(0, at) + b + text.slice(at) : text.slice(0, at) + b + text.slice(at + 1);
+      for (const dir of [jsDir, natDir]) writeFileSync(join(dir, 'm.json'), mutant);
+      const chunk = [2, 64, 4096][r.int(3)]!;
+      const js = await typescriptScan(join(jsDir, 'm.json'), options(jsDir, 3, chunk, 1 << 24));
+      const nat = await nativeScan(join(natDir, 'm.json'), options(natDir, 3, chunk, 1 << 24), natDir);
+      if (nat === null) {
+        fellBack++;
+        continue;
+      }
+      const label = `mutant ${d}: the native scanner accepted it\n${mutant}`;
+      expect(js instanceof TickwiseError, label).toBe(false);
+      expect((js as ScanResult).issues, label).toEqual([]);
+      expect(summary(nat), label).toEqual(summary(js as ScanResult));
+      same++;
+    }
+    // both outcomes are common: the test covers rejection and acceptance
+    expect(fellBack).toBeGreaterThan(50);
+    expect(same).toBeGreaterThan(50);
+  });
+
+  it('a Chrome trace cut off in its last event: parts loaded by the native scan are dropped, and the import stores what the TypeScript scanner stores', { timeout: 120_000 }, async () => {
+    const dir = tmp('tickwise-scan-restart-');
+    // ~20 MB of kernels: more than one 16 MiB staging part before the cut
+    const ev = (i: number) => `{"ph":"X","cat":"kernel","name":"k${i % 7}","pid":1,"tid":7,"ts":${1000 + i * 3}.${i % 1000},"dur":2.5,"args":{"correlation":${i},"device":0,"stream":7,"pad":"${'x'.repeat(60)}"}}`;
+    const events = Array.from({ length: 150_000 }, (_, i) => ev(i));
+    const text = `{"traceEvents":[\n${events.join(',\n')},\n${ev(150_000).slice(0, 40)}`;
+    expect(text.length).toBeGreaterThan(18 << 20);
+    const file = join(dir, 'cut.json');
+    writeFileSync(file, text);
+    const stored = async (native: boolean) => {
+      if (!native) vi.stubEnv('TICKWISE_JSONSCAN', '0');
+      vi.stubEnv('TICKWISE_TRACE_SCAN', '1');
+      const said: string[] = [];
+      const spy = vi.spyOn(process.stderr, 'write').mockImplementation((s) => (said.push(String(s)), true));
+      const store = await Store.open(':memory:');
+      try {
+        const res = await importInput(store, file);
+        const rows = await store.rows(`SELECT count(*)::INTEGER AS n, sum(start_ns)::VARCHAR AS s, sum(dur_ns)::VARCHAR AS d, min(line)::INTEGER AS l0, max(line)::INTEGER AS l1 FROM dispatches`);
+        const diags = await store.rows(`SELECT code, line FROM diagnostics ORDER BY code`);
+        return { res: { ...res, capture_id: 0 }, rows, diags, said };
+      } finally {
+        spy.mockRestore();
+        vi.unstubAllEnvs();
+        await store.close();
+      }
+    };
+    const js = await stored(false);
+    const nat = await stored(true);
+    expect(js.rows).toEqual([{ n: 150_000, s: expect.any(String), d: String(150_000 * 2500), l0: 2, l1: 150_001 }]);
+    expect(js.diags).toContainEqual({ code: 'truncated-record', line: 150_002n });
+    expect({ ...nat, said: [] }).toEqual({ ...js, said: [] });
+    // the native scan ran first and stopped at the cut (after handing parts over)
+    expect(nat.said.join('')).toMatch(/tw-jsonscan: the input ends inside a record or value; the TypeScript scanner reads/);
+  });
+});
