@@ -14,10 +14,15 @@
  * kernel_dispatch records repeated with their timestamps shifted. Each is
  * cut to about --mb MB and cached under $TMPDIR/tickwise-bench-trace.
  *
+ * Steps: JSON.parse (the baseline), python3's json.load, the TypeScript
+ * scanner alone (`TICKWISE_JSONSCAN=0`), the native scanner alone
+ * (native/jsonscan, when built), and the whole import (the readers use the
+ * native scanner when it is built).
+ *
  * Prints, per input and step, the median wall time, MB/s of the uncompressed
  * size and its ratio to JSON.parse's in the same run, the best run's MB/s,
- * CPU time (user + sys: steadier than wall on a busy machine) with its MB/s
- * and ratio, and peak RSS. `--mb 1000 --no-python` shows streaming memory
+ * CPU time (user + sys, child processes included: steadier than wall on a
+ * busy machine) with its MB/s and ratio, and the Node process's peak RSS. `--mb 1000 --no-python` shows streaming memory
  * (JSON.parse cannot hold a string that large: its row is left out). Never a
  * timed assertion.
  */
