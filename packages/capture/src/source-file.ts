@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { constants, createWriteStream, type Stats } from 'node:fs';
+import { constants, createWriteStream, fstatSync, type Stats } from 'node:fs';
 import { mkdtemp, open, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { TickwiseError } from '@tickwise/time';
 import { STDIN_ARG } from './stdin';
@@ -96,6 +97,16 @@ async function copyStreamOnce(path: string, to: string, displayPath: string): Pr
   const outFh = await open(to, 'w');
   try {
     const buf = Buffer.alloc(1 << 20);
+    // the first bytes are looked at before much is copied: binary data that is no capture is refused at once
+    const head = Buffer.alloc(GUARD_BYTES);
+    let headBytes = 0;
+    let checked = false;
+    const checkHead = () => {
+      if (checked) return;
+      checked = true;
+      const why = notACapture(head.subarray(0, headBytes));
+      if (why !== null) throw new TickwiseError('unreadable-input', why, { file: displayPath, line: 1 });
+    };
     let sawWriter = false;
     const started = Date.now();
     for (;;) {
@@ -110,10 +121,15 @@ async function copyStreamOnce(path: string, to: string, displayPath: string): Pr
       }
       if (n > 0) {
         sawWriter = true;
+        if (headBytes < GUARD_BYTES) headBytes += buf.copy(head, headBytes, 0, Math.min(n, GUARD_BYTES - headBytes));
+        if (headBytes === GUARD_BYTES) checkHead();
         await outFh.write(buf, 0, n);
         continue;
       }
-      if (sawWriter) return;
+      if (sawWriter) {
+        checkHead();
+        return;
+      }
       if (Date.now() - started > FIFO_NO_WRITER_MS) {
         throw new TickwiseError('unreadable-input',
           `a FIFO with no writer: nothing wrote to it within ${FIFO_NO_WRITER_MS / 1000} s (start the program that writes it first, or give a file)`,
@@ -170,11 +186,62 @@ function processAlive(pid: number): boolean {
   }
 }
 
+/** Bytes of a piped input looked at before it is copied on. */
+const GUARD_BYTES = 4096;
+
+/**
+ * Why `head` (a piped input's first bytes) is no capture, or null: every
+ * format tickwise reads is text (JSON, CSV, Markdown, SQL) or gzip, zstd or
+ * SQLite, so control bytes other than whitespace in the first 4 KiB of
+ * anything else mean binary data (`cat /dev/urandom |`), refused at once
+ * rather than copied until the disk is full.
+ */
+export function notACapture(head: Buffer): string | null {
+  const starts = (...bytes: number[]) => bytes.every((b, i) => head[i] === b);
+  if (starts(0x1f, 0x8b) || starts(0x28, 0xb5, 0x2f, 0xfd) || head.subarray(0, 16).toString('latin1') === 'SQLite format 3\0') return null;
+  const n = Math.min(head.length, GUARD_BYTES);
+  for (let i = 0; i < n; i++) {
+    const c = head[i]!;
+    if (c < 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d && c !== 0x0c) {
+      return `binary data (byte 0x${c.toString(16).padStart(2, '0')} at offset ${i}), not a capture: tickwise reads JSON, CSV and other text, gzip, zstd and SQLite`;
+    }
+  }
+  return null;
+}
+
+/** A pass-through that refuses a stream whose first bytes are {@link notACapture}. */
+function headGuard(displayPath: string): Transform {
+  let head: Buffer[] | null = [];
+  let bytes = 0;
+  const check = (t: Transform, cb: (e?: Error | null) => void) => {
+    const all = Buffer.concat(head!);
+    head = null;
+    const why = notACapture(all);
+    if (why !== null) return cb(new TickwiseError('unreadable-input', why, { file: displayPath, line: 1 }));
+    t.push(all);
+    cb();
+  };
+  return new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      if (head === null) return cb(null, chunk);
+      head.push(chunk);
+      bytes += chunk.length;
+      if (bytes < GUARD_BYTES) return cb();
+      check(this, cb);
+    },
+    flush(cb) {
+      if (head === null) return cb();
+      check(this, cb);
+    },
+  });
+}
+
 /**
  * Opens an input: a path, or `-` for stdin. Stdin, FIFOs, sockets and
  * `<(...)` pipes are copied to a temporary file first (read once: they
  * cannot be scanned twice or hashed beside the parse); character devices
- * other than stdin (`/dev/zero`) are refused.
+ * (`/dev/zero`, as a path or as stdin, or a terminal) are refused, and so is
+ * piped binary data that is no capture format ({@link notACapture}).
  */
 export async function openSource(displayPathIn: string): Promise<SourceFile> {
   let displayPath = displayPathIn;
@@ -186,9 +253,16 @@ export async function openSource(displayPathIn: string): Promise<SourceFile> {
   try {
     if (displayPath === '-' || displayPath === STDIN_ARG) {
       displayPath = '<stdin>';
+      const st0 = fstatSync(0);
+      if (st0.isCharacterDevice() || st0.isBlockDevice()) {
+        throw new TickwiseError('unreadable-input', process.stdin.isTTY
+          ? 'stdin is a terminal: pipe a capture in (tickwise import - < capture.json), or give its path'
+          : `stdin is a ${st0.isCharacterDevice() ? 'character' : 'block'} device (such as /dev/zero), not a capture: give a capture file, or pipe one in`,
+        { file: displayPath });
+      }
       tmp = await processTempDir('stdin');
       path = join(tmp, 'stdin');
-      await pipeline(process.stdin, createWriteStream(path));
+      await pipeline(process.stdin, headGuard(displayPath), createWriteStream(path));
     } else {
       const st0 = await stat(path);
       if (st0.isFIFO() || st0.isSocket()) {

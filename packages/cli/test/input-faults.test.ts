@@ -6,13 +6,14 @@
  * where it cannot be mounted).
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Store } from '@tickwise/store';
 import { importInput, readConditionsFile } from '@tickwise/capture';
-import { TickwiseError } from '@tickwise/time';
+import { TickwiseError, seededRng } from '@tickwise/time';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const HRX = join(ROOT, 'packages/capture/test/fixtures/hrx/npu_profile.json');
@@ -92,6 +93,35 @@ describe('input faults are one clear error (issue 17.4, 17.8)', () => {
     const sha = tickwise(['sql', join(d, 'f.duckdb'), 'SELECT sha256, size_bytes FROM captures', '--format', 'csv']);
     const want = execFileSync('sha256sum', [HRX], { encoding: 'utf8' }).split(' ')[0]!;
     expect(sha.stdout).toContain(`${want},${readFileSync(HRX).length}`);
+  });
+
+  it('stdin that is /dev/zero, or piped binary data (zeros, seeded random bytes, through a pipe or <(...)): refused at once, never copied', () => {
+    const d = work();
+    const db = join(d, 'z.duckdb');
+    const zero = openSync('/dev/zero', 'r');
+    try {
+      const r = spawnSync(join(ROOT, 'scripts/tickwise'), ['import', '-', '--db', db], { encoding: 'utf8', cwd: ROOT, stdio: [zero, 'pipe', 'pipe'], timeout: 60_000 });
+      expect(r.signal).toBeNull();
+      expectRefused({ code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr }, /<stdin>: /, /stdin is a character device \(such as \/dev\/zero\), not a capture/);
+    } finally {
+      closeSync(zero);
+    }
+    // 8 MiB of zeros through a pipe: refused at its first byte (a copy would take all 8 MiB, and /dev/zero's endless stream the disk)
+    const zeros = spawnSync(join(ROOT, 'scripts/tickwise'), ['import', '-', '--db', db], { cwd: ROOT, input: Buffer.alloc(8 << 20), timeout: 60_000 });
+    expectRefused({ code: zeros.status, signal: zeros.signal, stdout: String(zeros.stdout), stderr: String(zeros.stderr) }, /<stdin>:1: /, /binary data \(byte 0x00 at offset 0\), not a capture/);
+    const rng = seededRng(7);
+    const noise = Buffer.from(Array.from({ length: 1 << 16 }, () => rng.int(256)));
+    const first = noise.findIndex((c) => c < 0x20 && ![0x09, 0x0a, 0x0c, 0x0d].includes(c));
+    const random = spawnSync(join(ROOT, 'scripts/tickwise'), ['import', '-', '--db', db], { cwd: ROOT, input: noise, timeout: 60_000 });
+    expectRefused({ code: random.status, signal: random.signal, stdout: String(random.stdout), stderr: String(random.stderr) }, /<stdin>:1: /, new RegExp(`binary data \\(byte 0x${noise[first]!.toString(16).padStart(2, '0')} at offset ${first}\\)`));
+    writeFileSync(join(d, 'noise'), noise);
+    const ps = spawnSync('bash', ['-c', `"${join(ROOT, 'scripts/tickwise')}" import <(cat "${join(d, 'noise')}") --db "${db}"`], { encoding: 'utf8', cwd: ROOT, timeout: 60_000 });
+    expectRefused({ code: ps.status, signal: ps.signal, stdout: ps.stdout, stderr: ps.stderr }, /\/dev\/fd\/\d+:1: /, /binary data/);
+    expect(existsSync(db)).toBe(false);
+    // text and gzip still come through a pipe
+    const gz = spawnSync(join(ROOT, 'scripts/tickwise'), ['import', '-', '--db', db], { encoding: 'utf8', cwd: ROOT, input: gzipSync(readFileSync(HRX)) as unknown as string, timeout: 60_000 });
+    expect(gz.status, gz.stderr).toBe(0);
+    expect(gz.stdout).toMatch(/5 dispatches/);
   });
 
   it('hrx: a declared tick rate of -1, 0 or 1e400 Hz is refused at its line; one 0xFF byte in a key names its record', () => {
