@@ -14,6 +14,7 @@
  *   node scripts/build-cli.mjs            build
  *   node scripts/build-cli.mjs --if-stale build only when a source is newer
  */
+import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
@@ -99,6 +100,35 @@ export default function stringWidth(s, options) {
   };
 }
 
+/** The widths main.ts lays help out at: min(110, the terminal's columns), 100 when not a terminal. */
+const HELP_WIDTHS = [80, 100, 110];
+
+/**
+ * The entry: `tickwise --help` prints the verb list rendered at build time
+ * (help-<width>.txt) and `tickwise --version` the version, without loading
+ * the CLI (yargs and the verb table are most of its start-up); every other
+ * call imports the build's main.mjs. `TICKWISE_NO_STATIC_HELP=1` lays the
+ * help out through the CLI (a test compares the two).
+ */
+function entry(id, version) {
+  return `#!/usr/bin/env node
+// the newest build of the tickwise CLI (scripts/build-cli.mjs)
+import { readFileSync } from 'node:fs';
+let help;
+if (process.argv[2] === '--version' || process.argv[2] === '-V') help = ${JSON.stringify(`tickwise ${version}
+`)};
+else if (process.argv.length === 3 && process.argv[2] === '--help' && !process.env.TICKWISE_NO_STATIC_HELP) {
+  try {
+    help = readFileSync(new URL(\`./${id}/help-\${Math.min(110, process.stdout.columns || 100)}.txt\`, import.meta.url), 'utf8');
+  } catch {
+    // not rendered at this width: the CLI lays it out
+  }
+}
+if (help !== undefined) process.stdout.write(help);
+else await import('./${id}/main.mjs');
+`;
+}
+
 export async function build({ outFile = out, portable = false } = {}) {
   const { build: esbuild } = await import('esbuild');
   const version = JSON.parse(readFileSync(join(root, 'packages/cli/package.json'), 'utf8')).version;
@@ -132,8 +162,13 @@ export async function build({ outFile = out, portable = false } = {}) {
     renameSync(`${dest}.tmp-${process.pid}`, dest);
     writeFileSync(join(outDir, 'vendor', `${name}.version`), pkgVersion + '\n');
   }
+  // `tickwise --help` (the verb list) rendered once here, by the CLI itself, at the widths it lays help out at
+  for (const width of HELP_WIDTHS) {
+    const r = spawnSync(process.execPath, ['--import', `data:text/javascript,Object.defineProperty(process.stdout,"columns",{value:${width}})`, join(outDir, 'main.mjs'), '--help'], { encoding: 'utf8' });
+    if (r.status === 0 && r.stdout.startsWith('tickwise ')) writeFileSync(join(outDir, `help-${width}.txt`), r.stdout);
+  }
   const tmp = `${outFile}.tmp-${process.pid}`;
-  writeFileSync(tmp, `#!/usr/bin/env node\n// the newest build of the tickwise CLI (scripts/build-cli.mjs)\nimport './${id}/main.mjs';\n`, { mode: 0o755 });
+  writeFileSync(tmp, entry(id, version), { mode: 0o755 });
   renameSync(tmp, outFile);
   // older builds: keep the newest three, and any made in the last hour (a process may still be loading from it)
   const here = dirname(outFile);

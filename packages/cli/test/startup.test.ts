@@ -38,6 +38,23 @@ describe('the verb list', () => {
     expect(execFileSync(tickwise, ['--version'], { encoding: 'utf8' })).toMatch(/^tickwise \d+\.\d+\.\d+\n$/);
   });
 
+  it('tickwise --help, rendered at build time at 80, 100 and 110 columns, is what the CLI itself lays out (and any other width falls back to it)', () => {
+    const at = (columns: number, env: NodeJS.ProcessEnv = {}) => {
+      const r = spawnSync('node', ['--import', `data:text/javascript,Object.defineProperty(process.stdout,"columns",{value:${columns}})`, '--import', logLoads, bundle, '--help'],
+        { encoding: 'utf8', cwd: root, env: { ...process.env, ...env } });
+      expect(r.status).toBe(0);
+      return { out: r.stdout, loadedMain: r.stderr.split('\n').some((l) => l.startsWith('load: ') && l.includes('/main.mjs')) };
+    };
+    for (const columns of [80, 100, 110, 95]) {
+      const laidOut = at(columns, { TICKWISE_NO_STATIC_HELP: '1' });
+      expect(laidOut.loadedMain).toBe(true);
+      const fast = at(columns);
+      expect(fast.out, `${columns} columns`).toBe(laidOut.out);
+      expect(fast.loadedMain, `${columns} columns`).toBe(columns === 95);
+      for (const v of VERBS) expect(fast.out).toContain(`tickwise ${v.name}`);
+    }
+  });
+
   it('a mistyped verb gets a suggestion and exit 2', () => {
     const r = spawnSync(tickwise, ['gap', 'run.duckdb'], { encoding: 'utf8' });
     expect(r.status).toBe(2);
