@@ -84,3 +84,14 @@ export function genDoc(r: Rng): Doc {
   return { text, recordStarts };
 }
 
+
+/** Bytes a one-byte mutant inserts or puts in place of one. */
+const MUTANT_BYTES = '{}[]:,"\\ 0e.-+tfnu\n\u0001x';
+
+/** A seeded one-byte mutant of `text`: a byte dropped, inserted or replaced, at a random place. */
+export function genMutant(r: Rng, text: string): string {
+  const at = r.int(text.length);
+  const k = r.int(3);
+  const b = MUTANT_BYTES[r.int(MUTANT_BYTES.length)]!;
+  return k === 0 ? text.slice(0, at) + text.slice(at + 1) : k === 1 ? text.slice(0, at) + b + text.slice(at) : text.slice(0, at) + b + text.slice(at + 1);
+}

@@ -18,7 +18,7 @@ import { importInput, openSource, scaleDecimal, scanJsonRecords, type ScanOption
 import { nativePlan, nativeScanner, scanNative } from '../src/json-records-native';
 import { maxRecordBytesOf } from '../src/json-records';
 import { tmp } from './helpers';
-import { genDoc } from './json-gen';
+import { genDoc, genMutant } from './json-gen';
 
 const BIN = nativeScanner();
 
@@ -103,15 +103,10 @@ describe('native JSON scanner vs the TypeScript scanner (seeded)', () => {
 
   it('never accepts a one-byte mutant the TypeScript scanner rejects or repairs', async () => {
     const r = seededRng(4242);
-    const bytes = '{}[]:,"\\ 0e.-+tfnu\n\u0001x';
     const jsDir = tmp('tickwise-scan-js-'), natDir = tmp('tickwise-scan-nat-');
     let fellBack = 0, same = 0;
     for (let d = 0; d < 300; d++) {
-      const { text } = genDoc(r);
-      const at = r.int(text.length);
-      const k = r.int(3);
-      const b = bytes[r.int(bytes.length)]!;
-      const mutant = k === 0 ? text.slice(0, at) + text.slice(at + 1) : k === 1 ? text.slice(0, at) + b + text.slice(at) : text.slice(0, at) + b + text.slice(at + 1);
+      const mutant = genMutant(r, genDoc(r).text);
       for (const dir of [jsDir, natDir]) writeFileSync(join(dir, 'm.json'), mutant);
       const chunk = [2, 64, 4096][r.int(3)]!;
       const js = await typescriptScan(join(jsDir, 'm.json'), options(jsDir, 3, chunk, 1 << 24));
