@@ -121,7 +121,7 @@ describe('input faults are one clear error (issue 17.4, 17.8)', () => {
     // text and gzip still come through a pipe
     const gz = spawnSync(join(ROOT, 'scripts/tickwise'), ['import', '-', '--db', db], { encoding: 'utf8', cwd: ROOT, input: gzipSync(readFileSync(HRX)) as unknown as string, timeout: 60_000 });
     expect(gz.status, gz.stderr).toBe(0);
-    expect(gz.stdout).toMatch(/5 dispatches/);
+    expect(gz.stdout).toMatch(/^imported <stdin> as capture 1 \(hrx-device-profile\): .*5 dispatches/);
   });
 
   it('hrx: a declared tick rate of -1, 0 or 1e400 Hz is refused at its line; one 0xFF byte in a key names its record', () => {

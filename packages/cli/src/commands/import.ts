@@ -58,15 +58,17 @@ export const importCommand: CommandModule<object, Args> = {
     const results = await withAtomicStore(args.db, async (store) => {
       const done = [];
       for (const input of args.inputs) {
-        const size = input === '-' || input === '/dev/stdin' ? 0 : await stat(input).then((s) => s.size, () => 0);
-        const bar = importProgress(`import ${input}`, size);
+        const stdin = input === '-' || input === '/dev/stdin';
+        const shown = stdin ? '<stdin>' : input; // as errors and captures.path name it
+        const size = stdin ? 0 : await stat(input).then((s) => s.size, () => 0);
+        const bar = importProgress(`import ${shown}`, size);
         bar.watch(store);
         try {
           const opts = { ...importOptions(args, bar.phase), ...(args.label ? { label: args.label } : {}) };
           const r = await importInput(store, input, opts);
           const wall_refs = args.wall ? (await importWallRefs(store, args.wall, r.capture_id)).refs.length : 0;
           const provenance_files = provenance ? await storeProvenance(store, r.capture_id, provenance) : 0;
-          done.push({ input, ...r, wall_refs, provenance_files });
+          done.push({ input: shown, ...r, wall_refs, provenance_files });
         } finally {
           bar.stop();
         }
