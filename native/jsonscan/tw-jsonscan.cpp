@@ -460,6 +460,9 @@ struct Tokenizer {
 
 const std::string kElement = "[]";
 
+// MAX_DOCUMENT_DEPTH of json-records.ts: deeper nesting outside records is the TypeScript scanner's error.
+constexpr size_t kMaxDocumentDepth = 10000;
+
 enum State { OBJ_FIRST, OBJ_KEY, OBJ_COLON, OBJ_VALUE, OBJ_NEXT, ARR_FIRST, ARR_VALUE, ARR_NEXT };
 
 struct Frame {
@@ -646,6 +649,7 @@ class Scanner {
         capDepth_ = stack_.size() + 1;
       }
       bool obj = tok == BEGIN_OBJECT;
+      if (stack_.size() >= kMaxDocumentDepth) fallback("nested too deep outside the records");
       stack_.push_back(Frame{obj, n && !n->children.empty() ? node : -1, "", 0, obj ? OBJ_FIRST : ARR_FIRST});
       return true;
     }

@@ -353,6 +353,13 @@ class NdjsonOut {
 // ---------------------------------------------------------------------------
 // The scanner
 
+/**
+ * Deepest nesting of the document outside records (a record's own depth is
+ * bounded by the record size limit): each level is a frame held in memory,
+ * so a file of 64 MB of `[` would take gigabytes without it.
+ */
+export const MAX_DOCUMENT_DEPTH = 10_000;
+
 /** What a run over the window ended with. */
 const DONE = 0, MORE = 1;
 
@@ -520,6 +527,7 @@ class RecordScanner {
         this.capDepth = this.stack.length + 1;
       }
       const obj = tok === Tok.BeginObject;
+      if (this.stack.length >= MAX_DOCUMENT_DEPTH) this.fail(traceMessages.tooDeep(MAX_DOCUMENT_DEPTH));
       this.stack.push({ obj, node: node !== null && node.children.size > 0 ? node : null, key: '', index: 0, state: obj ? OBJ_FIRST : ARR_FIRST });
       return DONE;
     }

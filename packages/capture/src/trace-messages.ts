@@ -13,6 +13,7 @@ export const traceMessages = {
   badJson: (detail: string) => `malformed JSON: ${detail}`,
   trailingData: () => 'malformed JSON: data after the end of the document',
   truncatedDocument: () => 'the JSON document ends early (cut off?)',
+  tooDeep: (levels: number) => `malformed JSON: arrays and objects nested more than ${levels} deep outside the records (no trace is; memory would grow with each level)`,
   truncatedRecord: () => 'the last record is cut off (the writer stopped mid-record); it was dropped',
   unterminatedArray: () => 'the event array has no closing ]: read to the end of the file (the Trace Event Format allows this)',
   captureTooLarge: (path: string, bytes: number) => `metadata value ${path} is ${bytes} bytes; too large to keep, skipped`,

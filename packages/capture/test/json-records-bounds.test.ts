@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import { DEFAULT_MAX_RECORD_BYTES, importInput, maxRecordBytesOf, openSource, scanJsonRecords } from '../src/index';
+import { MAX_DOCUMENT_DEPTH } from '../src/json-records';
 import { tickwise, tmp } from './helpers';
 import { fixture } from './trace-helpers';
 
@@ -101,6 +102,25 @@ describe('bounded memory: the record size limit', () => {
     const err = await importError(file).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TickwiseError);
     expect((err as TickwiseError).line).toBe(1);
+  });
+
+  it('nesting outside the records deeper than MAX_DOCUMENT_DEPTH stops at the level that goes beyond (memory stays bounded); at the limit it is read', async () => {
+    const dir = tmp();
+    const deep = (levels: number) => `{"traceEvents":[{"ph":"i","name":"a","ts":1}],"x":\n${'['.repeat(levels - 1)}${']'.repeat(levels - 1)}}`;
+    const file = join(dir, 'deep.json');
+    const specs = { mode: 'document' as const, records: [{ paths: [['traceEvents', '[]']], out: join(dir, 'ev.ndjson') }] };
+    // the root object is level 1, "x" opens level 2 and so on
+    writeFileSync(file, deep(MAX_DOCUMENT_DEPTH));
+    expect((await scanJsonRecords(await openSource(file), specs)).counts).toEqual([1]);
+    writeFileSync(file, deep(MAX_DOCUMENT_DEPTH + 1));
+    const err = await scanJsonRecords(await openSource(file), specs).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TickwiseError);
+    expect((err as TickwiseError).message).toMatch(/nested more than 10000 deep outside the records/);
+    expect((err as TickwiseError).line).toBe(2);
+    // 5 million levels: one error in bounded memory (each level was a frame held until the end)
+    writeFileSync(file, `{"traceEvents":[${'['.repeat(5_000_000)}`);
+    const big = await importError(file);
+    expect(big.message).toMatch(/nested more than 10000 deep/);
   });
 
   it('the limit: 64 MiB, or TICKWISE_MAX_RECORD_BYTES with or without a unit; nonsense refused', () => {
