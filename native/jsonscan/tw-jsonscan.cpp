@@ -13,7 +13,7 @@
 // usage: tw-jsonscan <input> <plan>     (the plan: see readPlan)
 // stdout, one line each:
 //   P <spec> <startByte> <firstRecord> <records>\t<path>    a part is complete
-//   C <index>\t<concrete path>    captured value <index> is in <capdir>/cap.<index>
+//   C <offset> <length>\t<concrete path>    a captured value: those bytes of <capdir>/captured
 //   D <sourceLines> <count per spec...>                    done
 // and per spec <out>.lines (uint32 LE source lines) and <out>.ends (float64
 // LE: the output offset past each record's newline).
@@ -585,6 +585,7 @@ class Scanner {
  private:
   const Plan &plan_;
   std::vector<Frame> stack_;
+  std::unordered_map<std::string, size_t> capturedAt_;
   bool sawAnything_ = false, documentDone_ = false;
   bool capturing_ = false;
   std::string capPath_, capText_;
@@ -625,13 +626,14 @@ class Scanner {
     return p;
   }
 
+  // a path captured again keeps its first place (as a Map does) with the last value
   void setCaptured(const std::string &path, std::string text) {
-    for (auto &kv : captured) {
-      if (kv.first == path) {
-        kv.second = std::move(text);
-        return;
-      }
+    auto it = capturedAt_.find(path);
+    if (it != capturedAt_.end()) {
+      captured[it->second].second = std::move(text);
+      return;
     }
+    capturedAt_.emplace(path, captured.size());
     captured.emplace_back(path, std::move(text));
   }
 
@@ -952,14 +954,17 @@ int scan(const char *inputPath, const char *planPath) {
     sc.flush(false);
   }
   for (Out &o : sc.outs_) o.close();
-  size_t i = 0;
+  // the captured values one after another in <capdir>/captured, each named with its offset and length
+  const std::string file = plan.capdir + "/captured";
+  FILE *f = std::fopen(file.c_str(), "wb");
+  if (!f) fallback("cannot write " + file);
+  uint64_t at = 0;
   for (const auto &kv : sc.captured) {
-    std::string file = plan.capdir + "/cap." + std::to_string(i);
-    FILE *f = std::fopen(file.c_str(), "wb");
-    if (!f || std::fwrite(kv.second.data(), 1, kv.second.size(), f) != kv.second.size() || std::fclose(f) != 0) fallback("cannot write " + file);
-    std::printf("C %zu\t%s\n", i, kv.first.c_str());
-    i++;
+    if (std::fwrite(kv.second.data(), 1, kv.second.size(), f) != kv.second.size()) fallback("cannot write " + file);
+    std::printf("C %llu %zu\t%s\n", static_cast<unsigned long long>(at), kv.second.size(), kv.first.c_str());
+    at += kv.second.size();
   }
+  if (std::fclose(f) != 0) fallback("cannot write " + file);
   std::printf("D %llu", static_cast<unsigned long long>(sc.t.line));
   for (const Out &o : sc.outs_) std::printf(" %llu", static_cast<unsigned long long>(o.count));
   std::printf("\n");

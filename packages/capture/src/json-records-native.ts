@@ -20,7 +20,7 @@ import type { SourceFile } from './source-file';
  * ```
  * plan file (paths, exact keys, parts) --> tw-jsonscan <input> <plan>
  *   stdout: P (a part is complete: onPart) ... C (a captured value's file) ... D (done: lines, counts)
- *   files: NDJSON parts, <out>.lines (u32), <out>.ends (f64), cap.<n>
+ *   files: NDJSON parts, <out>.lines (u32), <out>.ends (f64), captured (the captured values, end to end)
  * ```
  * `TICKWISE_JSONSCAN=0` turns it off; `TICKWISE_JSONSCAN=<path>` names the binary.
  */
@@ -85,7 +85,7 @@ export async function scanNative(bin: string, src: SourceFile, opts: ScanOptions
   const planPath = join(capdir, 'jsonscan.plan');
   await writeFile(planPath, plan);
   const parts: NdjsonPart[][] = opts.records.map(() => []);
-  const capturedFiles: [number, string][] = [];
+  const capturedAt: [number, number, string][] = [];
   let done: number[] | null = null;
   let emitted = false;
   const child = spawn(bin, [src.path, planPath], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -107,7 +107,8 @@ export async function scanNative(bin: string, src: SourceFile, opts: ScanOptions
       emitted = emitted || opts.records[spec]!.onPart !== undefined;
       opts.records[spec]!.onPart?.(part);
     } else if (line.startsWith('C ') && tab > 0) {
-      capturedFiles.push([Number(line.slice(2, tab)), line.slice(tab + 1)]);
+      const [offset, length] = line.slice(2, tab).split(' ').map(Number) as [number, number];
+      capturedAt.push([offset, length, line.slice(tab + 1)]);
     } else if (line.startsWith('D ')) {
       done = line.slice(2).split(' ').map(Number);
     }
@@ -116,7 +117,8 @@ export async function scanNative(bin: string, src: SourceFile, opts: ScanOptions
   if (code !== 0 || done === null) return { result: null, emitted, why: stderr.trim() || `exit ${code}` };
   const [sourceLines, ...counts] = done as number[];
   const captured = new Map<string, string>();
-  for (const [n, path] of capturedFiles) captured.set(path, await readFile(join(capdir, `cap.${n}`), 'utf8'));
+  const bytes = capturedAt.length > 0 ? await readFile(join(capdir, 'captured')) : Buffer.alloc(0);
+  for (const [offset, length, path] of capturedAt) captured.set(path, bytes.toString('utf8', offset, offset + length));
   const array = (file: string) => new Uint8Array(readFileSync(file)).buffer; // a copy: aligned for the typed views
   return {
     result: {
