@@ -189,6 +189,9 @@ std::string increment(std::string d) {
   return "1" + d;
 }
 
+// MAX_NS_DIGITS of packages/time (units.ts): a longer result is +-10^60.
+constexpr long kMaxNsDigits = 60;
+
 // The text scaled by 10^pow, rounded half away from zero; false: not the fast path's (the caller falls back).
 bool scaleDecimal(const std::string &s, int pow, std::string &out) {
   size_t a = 0, b = s.size();
@@ -226,6 +229,13 @@ bool scaleDecimal(const std::string &s, int pow, std::string &out) {
   if (i != b) return false;
   std::string digits = s.substr(intStart, intEnd - intStart) + s.substr(fracStart, fracEnd - fracStart);
   long shift = exp - static_cast<long>(fracEnd - fracStart) + pow;
+  // beyond kMaxNsDigits digits: +-10^kMaxNsDigits (MAX_NS_DIGITS of decimalToNs)
+  size_t lead = 0;
+  while (lead < digits.size() && digits[lead] == '0') lead++;
+  if (lead < digits.size() && static_cast<long>(digits.size() - lead) + shift > kMaxNsDigits) {
+    out = std::string(negative ? "-1" : "1") + std::string(static_cast<size_t>(kMaxNsDigits), '0');
+    return true;
+  }
   if (shift >= 0) {
     out = stripZeros(digits);
     if (out != "0" && shift > 0) out.append(static_cast<size_t>(shift), '0');

@@ -1,4 +1,4 @@
-import { decimalToNs } from '@tickwise/time';
+import { MAX_NS_DIGITS, decimalToNs } from '@tickwise/time';
 
 /**
  * `decimalToNs(text, scale)` as decimal text, fast for the scales that are
@@ -61,6 +61,10 @@ export function scaleDecimal(text: string, scale: bigint): string | null {
   // value = digits x 10^shift
   const digits = s.slice(intStart, intEnd) + s.slice(fracStart, fracEnd);
   const shift = exp - (fracEnd - fracStart) + pow;
+  // beyond MAX_NS_DIGITS digits: +-10^MAX_NS_DIGITS, as decimalToNs says (never a string of a million zeros)
+  let lead = 0;
+  while (lead < digits.length && digits.charCodeAt(lead) === 0x30) lead++;
+  if (lead < digits.length && digits.length - lead + shift > MAX_NS_DIGITS) return `${negative ? '-' : ''}1${'0'.repeat(MAX_NS_DIGITS)}`;
   let out: string;
   if (shift >= 0) {
     out = stripZeros(digits);

@@ -123,6 +123,25 @@ describe('bounded memory: the record size limit', () => {
     expect(big.message).toMatch(/nested more than 10000 deep/);
   });
 
+  it('exponents of any size: a 100-byte file with "ts": 1e999999999, and 2000 events of 1e999999, import with their times unusable, never a billion-digit number', async () => {
+    const dir = tmp();
+    const ev = (ts: string) => `{"ph":"X","cat":"kernel","name":"k","pid":1,"tid":1,"ts":${ts},"dur":2}`;
+    for (const [name, events] of [['one.json', [ev('1e999999999')]], ['many.json', Array.from({ length: 2000 }, () => ev('1e999999'))]] as const) {
+      const file = join(dir, name);
+      writeFileSync(file, `{"traceEvents":[\n${events.join(',\n')}]}`);
+      // before: "Maximum BigInt size exceeded" (one event), DuckDB out of memory on 2 GB of digits (2000)
+      const store = await Store.open(':memory:');
+      try {
+        const r = await importInput(store, file);
+        expect(r.dispatches).toBe(events.length);
+        expect(await store.rows(`SELECT count(*)::INTEGER AS n, count(start_ns)::INTEGER AS timed FROM dispatches WHERE valid`)).toEqual([{ n: 0, timed: 0 }]);
+        expect(await store.rows(`SELECT code, line FROM diagnostics WHERE code = 'missing-timestamp'`)).toEqual([{ code: 'missing-timestamp', line: 2n }]);
+      } finally {
+        await store.close();
+      }
+    }
+  });
+
   it('the limit: 64 MiB, or TICKWISE_MAX_RECORD_BYTES with or without a unit; nonsense refused', () => {
     expect(DEFAULT_MAX_RECORD_BYTES).toBe(64 * 1024 * 1024);
     expect(maxRecordBytesOf({}, {})).toBe(DEFAULT_MAX_RECORD_BYTES);

@@ -147,7 +147,10 @@ function findEnd(text: string, start: number): number {
 describe('scaleDecimal: decimalToNs without BigInt for powers of ten (seeded)', () => {
   it('gives decimalToNs(text, scale) for generated decimal texts and odd ones', () => {
     const r = seededRng(99);
-    const odd = ['', ' ', '-', '+', '.', '-.', '5.', '.5', '-.5', '+1.5', ' 12 ', '1e', '1e+', '0e0', '-0', '-0.0004', '00012.500', '9'.repeat(40), '1.5E-3', '2.5e-1', '1e400', 'abc', '1.2.3', '0x10', '1_000', '\u00a012'];
+    const odd = ['', ' ', '-', '+', '.', '-.', '5.', '.5', '-.5', '+1.5', ' 12 ', '1e', '1e+', '0e0', '-0', '-0.0004', '00012.500', '9'.repeat(40), '1.5E-3', '2.5e-1', '1e400', 'abc', '1.2.3', '0x10', '1_000', '\u00a012',
+      // exponents of any size, clamped or rounded away in both (MAX_NS_DIGITS)
+      '1e999999999', '-1e999999', '1e999999', '1e-999999999', '-5e-999999', '0e999999999', '9'.repeat(61), '-' + '9'.repeat(45) + '.5',
+      '1234567890'.repeat(50) + 'e-480', '0.' + '0'.repeat(70) + '5'];
     const texts = [...odd, ...Array.from({ length: 3000 }, () => genNumber(r))];
     for (const scale of [1n, 10n, 1000n, 1_000_000_000n, 10n ** 15n, 7n]) {
       for (const text of texts) expect(scaleDecimal(text, scale), `${JSON.stringify(text)} x ${scale}`).toBe(decimalToNs(text, scale)?.toString() ?? null);

@@ -55,25 +55,51 @@ export function nsToUsDecimal(value: Ns | bigint): string {
 }
 
 /**
+ * Results of {@link decimalToNs} with more digits than this come back as
+ * +-10^MAX_NS_DIGITS: far beyond every integer type a store holds (int64 ns
+ * has 19 digits), so such a time is still out of range, but found in bounded
+ * time and memory (`"ts": 1e999999999` in a 60-byte file would otherwise be
+ * a number of a billion digits).
+ */
+export const MAX_NS_DIGITS = 60;
+
+/**
  * Parses a decimal number written in `unit` (e.g. Chrome trace "ts":
  * "1234.5678" microseconds) into exact nanoseconds, rounding half away from
- * zero at the nanosecond. Returns null for text that is not a decimal number.
+ * zero at the nanosecond. Returns null for text that is not a decimal number;
+ * a result of more than {@link MAX_NS_DIGITS} digits is clamped to
+ * +-10^MAX_NS_DIGITS, and one below 0.1 ns in magnitude is 0 (the work is
+ * bounded by the text's length, never by its exponent).
  */
 export function decimalToNs(text: string, nsPerUnit: bigint): Ns | null {
   const m = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/.exec(text.trim());
   if (!m || (m[2] === '' && (m[3] ?? '') === '')) return null;
-  const sign = m[1] === '-' ? -1n : 1n;
-  let digits = (m[2] ?? '') + (m[3] ?? '');
-  let scale = -(m[3] ?? '').length + Number(m[4] ?? '0');
-  if (digits === '') digits = '0';
-  // value = digits * 10^scale units = digits * 10^scale * nsPerUnit ns
-  let num = BigInt(digits) * nsPerUnit;
-  if (scale >= 0) return (sign * num * 10n ** BigInt(scale)) as Ns;
-  const den = 10n ** BigInt(-scale);
+  const negative = m[1] === '-';
+  const frac = m[3] ?? '';
+  const sig = ((m[2] ?? '') + frac).replace(/^0+/, '');
+  if (sig === '' || nsPerUnit === 0n) return 0n as Ns;
+  // value = sig x 10^scale units = sig x 10^scale x nsPerUnit ns (an exponent too long for a double is still huge or tiny)
+  const scale = Number(m[4] ?? '0') - frac.length;
+  const unit = (nsPerUnit < 0n ? -nsPerUnit : nsPerUnit).toString();
+  // the result has about (or, for a power of ten, exactly, before rounding) this many digits
+  const digits = sig.length + scale + unit.length - 1;
+  const sign = negative !== nsPerUnit < 0n ? -1n : 1n;
+  if (digits > MAX_NS_DIGITS) return (sign * 10n ** BigInt(MAX_NS_DIGITS)) as Ns;
+  if (digits < -1) return 0n as Ns; // below 0.1 ns: rounds to 0
+  let kept = sig;
+  let shift = scale;
+  if (/^10*$/.test(unit) && shift < 0 && sig.length > digits + 1) {
+    // a power-of-ten unit: the digits past the first one dropped cannot change the rounding (half away from zero)
+    kept = sig.slice(0, Math.max(digits + 1, 0));
+    shift += sig.length - kept.length;
+    if (kept === '') return 0n as Ns;
+  }
+  const num = BigInt(kept) * (nsPerUnit < 0n ? -nsPerUnit : nsPerUnit);
+  if (shift >= 0) return (sign * num * 10n ** BigInt(shift)) as Ns;
+  const den = 10n ** BigInt(-shift);
   const q = num / den;
   const r = num % den;
-  num = r * 2n >= den ? q + 1n : q;
-  return (sign * num) as Ns;
+  return (sign * (r * 2n >= den ? q + 1n : q)) as Ns;
 }
 
 /** Nanoseconds per unit for the decimal units tickwise reads and prints. */

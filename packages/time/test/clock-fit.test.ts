@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FIT_DEN, fitClock, fitFirstLast, nsToUsDecimal, decimalToNs, tickSpanToNs, tickToNs, seededRng, type ClockSample } from '../src/index';
+import { FIT_DEN, MAX_NS_DIGITS, fitClock, fitFirstLast, nsToUsDecimal, decimalToNs, tickSpanToNs, tickToNs, seededRng, type ClockSample } from '../src/index';
 
 /** Deterministic PRNG (mulberry32) so the tests are repeatable. */
 /** The project's one seeded PRNG (mulberry32, @tickwise/time). */
@@ -90,5 +90,54 @@ describe('exact integer mapping', () => {
     expect(nsToUsDecimal(1_234_567n)).toBe('1234.567');
     expect(nsToUsDecimal(1_000n)).toBe('1');
     expect(nsToUsDecimal(-1_500n)).toBe('-1.5');
+  });
+
+  it('an exponent of any size costs what the text costs: beyond 60 digits a time is +-10^60 (out of range), below 0.1 ns it is 0', () => {
+    const big = 10n ** BigInt(MAX_NS_DIGITS);
+    expect(MAX_NS_DIGITS).toBe(60);
+    // a billion-digit number before (BigInt gave up: "Maximum BigInt size exceeded")
+    expect(decimalToNs('1e999999999', 1000n)).toBe(big);
+    expect(decimalToNs('-1e999999999', 1000n)).toBe(-big);
+    expect(decimalToNs('1e99999999999999999999999', 1n)).toBe(big);
+    expect(decimalToNs('1e-999999999', 1000n)).toBe(0n);
+    expect(decimalToNs('-7e-999999999', 1000n)).toBe(0n);
+    expect(decimalToNs('0e999999999', 1000n)).toBe(0n);
+    // the edge: 60 digits are exact, 61 are clamped; rounding up to 10^60 meets the clamp
+    expect(decimalToNs('9'.repeat(57), 1000n)).toBe(10n ** 60n - 1000n);
+    expect(decimalToNs('1' + '0'.repeat(57), 1000n)).toBe(big);
+    expect(decimalToNs('2' + '0'.repeat(57), 1000n)).toBe(big);
+    expect(decimalToNs('9'.repeat(60) + '.5', 1n)).toBe(big);
+    // a long mantissa with an exponent that brings it back: exact, whatever the length
+    expect(decimalToNs('1234567890'.repeat(1000) + 'e-9997', 1000n)).toBe(123_457n); // 123.456789... us
+    expect(decimalToNs('1234567890'.repeat(1000) + 'e-9996', 1000n)).toBe(1_234_568n);
+    expect(decimalToNs('0.' + '0'.repeat(70) + '5', 10n ** 71n)).toBe(5n);
+    expect(decimalToNs('0.' + '0'.repeat(70) + '5', 10n ** 70n)).toBe(1n);
+    // within the bounds, the plain BigInt arithmetic (the former implementation) is the reference, digit for digit
+    const reference = (t: string, unit: bigint): bigint | null => {
+      const m = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/.exec(t.trim());
+      if (!m || (m[2] === '' && (m[3] ?? '') === '')) return null;
+      const sign = m[1] === '-' ? -1n : 1n;
+      const num = BigInt((m[2] ?? '') + (m[3] ?? '') || '0') * unit;
+      const scale = -(m[3] ?? '').length + Number(m[4] ?? '0');
+      if (scale >= 0) return sign * num * 10n ** BigInt(scale);
+      const den = 10n ** BigInt(-scale);
+      return sign * (num % den * 2n >= den ? num / den + 1n : num / den);
+    };
+    const r = seededRng(4711);
+    const digit = () => '0123456789'[r.int(10)]!;
+    for (let k = 0; k < 3000; k++) {
+      const mantissa = Array.from({ length: 1 + r.int(r.int(4) === 0 ? 200 : 20) }, digit).join('');
+      const point = r.int(mantissa.length + 1);
+      const t = `${['', '-', '+'][r.int(3)]}${mantissa.slice(0, point)}.${mantissa.slice(point)}${r.int(2) ? `e${r.int(120) - 60}` : ''}`;
+      for (const unit of [1n, 1000n, 10n ** 15n, 7n]) {
+        const want = reference(t, unit);
+        const abs = want !== null && want < 0n ? -want : want;
+        if (abs !== null && abs.toString().length > MAX_NS_DIGITS) continue; // clamped, above
+        expect(decimalToNs(t, unit), `${t} x ${unit}`).toBe(want === 0n ? 0n : want);
+      }
+    }
+    // other units keep the bounds (7 ns a unit)
+    expect(decimalToNs('1e999999999', 7n)).toBe(big);
+    expect(decimalToNs('0.5', 7n)).toBe(4n);
   });
 });
