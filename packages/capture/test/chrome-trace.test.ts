@@ -165,6 +165,16 @@ describe('Chrome trace JSON: bad input', () => {
     expect((err as TickwiseError).where()).toMatch(/broken\.json:3: bad record: /);
   });
 
+  it('a schemaVersion beyond INTEGER (2^64-1, found by the import fuzz) is kept as its text, the capture imported', async () => {
+    const dir = tmp();
+    const file = join(dir, 'schema.json');
+    writeFileSync(file, readFileSync(KINETO, 'utf8').replace(/"schemaVersion":\s*\d+/, '"schemaVersion": 18446744073709551615'));
+    const { store, result } = await load(file);
+    expect(result.dispatches).toBeGreaterThan(0);
+    expect(await store.rows(`SELECT schema_version FROM captures`)).toEqual([{ schema_version: null }]);
+    expect(await store.rows(`SELECT value FROM conditions WHERE key = 'trace.schema_version'`)).toEqual([{ value: '18446744073709551615' }]);
+  });
+
   it('a file with no events is refused', async () => {
     const dir = tmp();
     const file = join(dir, 'empty.json');

@@ -39,6 +39,7 @@ const CASES: Case[] = [
   { name: 'wrong format in the schema row', text: edit(0, { format: 'chrome-trace' }), exit: 2, line: 1, message: /format "chrome-trace"/ },
   { name: 'u64 overflow', text: withLine(7, lines()[7]!.replace('"start_tick":2000', '"start_tick":18446744073709551616')), exit: 2, line: 8, message: /cannot be read/ },
   { name: 'negative tick', text: edit(7, { start_tick: -5 }), exit: 2, line: 8, message: /cannot be read/ },
+  { name: 'a dispatch on device 4294967295 (none)', text: edit(7, { physical_device_ordinal: 4294967295 }), exit: 2, line: 8, message: /"physical_device_ordinal" is 4294967295 \(no device\) in this dispatch_event/ },
   { name: 'string where a tick belongs', text: edit(8, { end_tick: 'soon' }), exit: 2, line: 9, message: /cannot be read/ },
   { name: 'truncated last line', text: toJsonl(base()) + '{"schema_version":15,"record_type":"dispatch_ev', exit: 0, diagnostic: 'truncated-record', line: 11, check: 'select count(*) from dispatches', expect: '2' },
   { name: 'bare NaN', text: withLine(8, lines()[8]!.replace('"duration_ns":1000', '"duration_ns":NaN')), exit: 0, diagnostic: 'non-finite-number', line: 9, check: 'select count(*) from dispatches where source_dur_ns is null', expect: '1' },

@@ -4,6 +4,8 @@ import { crc32 } from 'node:zlib';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { tickToNs } from '@tickwise/time';
+import { Store } from '@tickwise/store';
+import { importInput } from '../src/index';
 import { readRecorderDir, RECORDER_NPU_DEVICE } from '../src/readers/recorder-dir';
 import { ROOT, tmp } from './helpers';
 
@@ -193,6 +195,35 @@ describe.skipIf(!HAVE_CMAKE)('recorder captures that lie (issue 17.4): kept, fla
     expect(d).toHaveLength(1);
     expect(d[0]!.message).toContain('1 HIP launch record(s) end before they start');
     expect(d[0]!.file).toBe(file);
+  });
+
+  it('a provenance size or mtime in meta.json beyond int64 (found by the import fuzz) is NULL with one diagnostic, the capture read', async () => {
+    const dir = copyCapture(launcherDir);
+    const metaFile = join(dir, 'meta.json');
+    const meta = JSON.parse(readFileSync(metaFile, 'utf8')) as { provenance: { path: string; file_found: boolean; mtime_ns?: string; size_bytes?: number }[] };
+    const found = meta.provenance.filter((e) => e.file_found);
+    expect(found.length).toBeGreaterThanOrEqual(2);
+    found[0]!.mtime_ns = '18446744073709551615';
+    found[1]!.size_bytes = 1e30;
+    writeFileSync(metaFile, JSON.stringify(meta));
+    const c = await readRecorderDir(dir);
+    const rows = new Map(c.provenance.map((r) => [r.path, r]));
+    expect(rows.get(found[0]!.path)!.mtime_ns).toBeNull();
+    expect(rows.get(found[1]!.path)!.size_bytes).toBeNull();
+    expect(rows.get(found[1]!.path)!.mtime_ns).not.toBeNull();
+    const d = c.diagnostics.filter((x) => x.code === 'value-out-of-range');
+    expect(d).toHaveLength(1);
+    expect(d[0]!.message).toContain(`mtime_ns of ${found[0]!.path} 18446744073709551615`);
+    expect(d[0]!.message).toContain(`size_bytes of ${found[1]!.path} 1e+30`);
+    expect(d[0]!.file).toBe(metaFile);
+    // and the store takes it (before: "provenance.mtime_ns: ... is out of range", the import refused)
+    const store = await Store.open(':memory:');
+    try {
+      const r = await importInput(store, dir);
+      expect(r.dispatches).toBe(c.dispatch_count);
+    } finally {
+      await store.close();
+    }
   });
 
   it('a chunk written twice (verbatim, or renumbered at the end) is read once, with a diagnostic', async () => {

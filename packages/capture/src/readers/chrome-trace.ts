@@ -370,7 +370,8 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
       if (traceSchema !== undefined) await insertCondition(store, captureId, 'trace.schema_version', traceSchema);
       const schemaVersion = Number(unquote(meta('schemaVersion')));
       await insertCapture(store, {
-        capture_id: captureId, path: src.displayPath, format: 'chrome-trace', schema_version: Number.isFinite(schemaVersion) ? schemaVersion : null,
+        // captures.schema_version is an INTEGER: another value (2^64-1, 1.5) is kept only as the condition's text above
+        capture_id: captureId, path: src.displayPath, format: 'chrome-trace', schema_version: Number.isInteger(schemaVersion) && Math.abs(schemaVersion) <= 2147483647 ? schemaVersion : null,
         sha256: await sha, size_bytes: src.sizeBytes, producer: kineto ? 'PyTorch profiler (Kineto) Chrome trace' : 'Chrome trace JSON',
         label: opts.label ?? baseName(src.displayPath), timeline, record_count: records,
       });

@@ -360,10 +360,13 @@ async function refuseOutOfRange(store: Store, file: string): Promise<void> {
     conds.push(`SELECT line, '${f}' AS field, list_max(${f})::VARCHAR AS v, 'at most 4294967295' AS max FROM tw_stage WHERE list_max(${f}) > 4294967295`);
   }
   // a device event without its device would be dropped by the device join, or refused by the store's NOT NULL: say which line
-  const missing = await store.rows(`SELECT line, record_type FROM tw_stage WHERE physical_device_ordinal IS NULL
+  // (4294967295, "none" elsewhere, names no device either)
+  const missing = await store.rows(`SELECT line, record_type, physical_device_ordinal IS NOT NULL AS none FROM tw_stage
+    WHERE (physical_device_ordinal IS NULL OR physical_device_ordinal = ${U32_NONE})
     AND (record_type IN ('dispatch_event', 'queue_device_event') OR (record_type = 'host_execution_event' AND op = 'dispatch')) ORDER BY line LIMIT 1`);
   if (missing[0]) {
-    throw new TickwiseError('missing-field', `field "physical_device_ordinal" is missing from this ${String(missing[0]['record_type'])} (every device event names its device)`,
+    const what = missing[0]['none'] ? `is ${U32_NONE} (no device) in` : 'is missing from';
+    throw new TickwiseError('missing-field', `field "physical_device_ordinal" ${what} this ${String(missing[0]['record_type'])} (every device event names its device)`,
       { file, line: Number(missing[0]['line']) });
   }
   const bad = await store.rows(`SELECT * FROM (${conds.join(' UNION ALL ')}) ORDER BY line LIMIT 1`);

@@ -411,18 +411,38 @@ export async function readRecorderDir(dir: string, opts: RecorderReadOptions = {
     // provenance, conditions
     const markers = p.meta?.markers ?? [];
     const recorderLib = p.meta?.producer?.library ?? '';
+    // a size or mtime a damaged meta.json gives beyond its column (int64) is left NULL, with one diagnostic
+    const unusable: string[] = [];
+    const int64 = (v: unknown, what: string): bigint | null => {
+      if (v === undefined || v === null) return null;
+      const x = typeof v === 'number' && Number.isSafeInteger(v) ? BigInt(v) : typeof v === 'string' && /^-?\d{1,25}$/.test(v) ? BigInt(v) : null;
+      if (x === null || x < -(2n ** 63n) || x >= 2n ** 63n) {
+        unusable.push(`${what} ${String(v)}`);
+        return null;
+      }
+      return x;
+    };
+    const size = (v: unknown, what: string): number | null => {
+      if (v === undefined || v === null) return null;
+      if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return v;
+      unusable.push(`${what} ${String(v)}`);
+      return null;
+    };
     (p.meta?.provenance ?? []).forEach((e, i) => {
       rows.provenance.push({
         capture_id,
         role: e.path === recorderLib ? 'recorder' : i === 0 ? 'executable' : 'library',
         name: e.path.split('/').pop() ?? e.path, path: e.path,
-        size_bytes: e.file_found ? e.size_bytes ?? null : null,
-        mtime_ns: e.file_found && e.mtime_ns !== undefined ? BigInt(e.mtime_ns) : null,
+        size_bytes: e.file_found ? size(e.size_bytes, `size_bytes of ${e.path}`) : null,
+        mtime_ns: e.file_found ? int64(e.mtime_ns, `mtime_ns of ${e.path}`) : null,
         build_id: e.build_id, sha256: null,
         markers: JSON.stringify(Object.fromEntries(markers.map((m) => [m, e.markers[m] ?? 0]))),
         how_found: `dl_iterate_phdr (pid ${pid})`,
       });
     });
+    if (unusable.length > 0) {
+      diag('warning', 'value-out-of-range', `pid ${pid}: meta.json provenance: ${unusable.slice(0, 3).join(', ')}${unusable.length > 3 ? ', ...' : ''} out of range: stored as NULL`, metaFile);
+    }
     const cond = (key: string, value: string | null, unit: string | null = null, note: string | null = null) =>
       rows.conditions.push({ capture_id, key: processes.length > 1 ? `${key}@${pid}` : key, value, unit, note });
     cond('recorder.pid', String(pid));
