@@ -545,7 +545,7 @@ async function loadTables(store: Store, captureId: number, _fits: Map<number, De
       ${noneIfZero('s.command_buffer_id')} AS cb, ${noneIfU32('s.command_index')} AS ci, s.event_id AS ev, ${noneIfZero('s.executable_id')} AS ex,
       ${noneIfU32('s.function_ordinal')} AS fo, ${kernelName} AS kernel,
       ${tickNs('s.start_tick')} AS start_ns, ${tickNs('s.end_tick')} AS end_ns, s.start_tick, s.end_tick, s.duration_ns AS source_dur_ns, f.time_source AS ts,
-      coalesce(s.valid, true) AND s.start_tick IS NOT NULL AND s.end_tick IS NOT NULL AND s.end_tick >= s.start_tick AND NOT ${tickBeyond('s')} AS ok,
+      coalesce(coalesce(s.valid, true) AND s.start_tick IS NOT NULL AND s.end_tick IS NOT NULL AND s.end_tick >= s.start_tick AND NOT ${tickBeyond('s')}, false) AS ok,
       s.workgroup_count[1] AS wx, s.workgroup_count[2] AS wy, s.workgroup_count[3] AS wz, s.line
     FROM tw_stage s JOIN tw_fit f ON f.device = s.physical_device_ordinal ${kjoin}
     WHERE s.record_type = 'dispatch_event')`);
@@ -553,14 +553,14 @@ async function loadTables(store: Store, captureId: number, _fits: Map<number, De
     SELECT ${captureId}, s.physical_device_ordinal, ${noneIfU32('s.queue_ordinal')}, ${noneIfZero('s.submission_id')}, ${noneIfZero('s.command_buffer_id')},
       ${noneIfU32('s.command_index')}, s.event_id, ${noneIfZero('s.executable_id')}, ${noneIfU32('s.function_ordinal')}, ${kernelName},
       s.start_host_time_ns, s.end_host_time_ns, s.end_host_time_ns - s.start_host_time_ns, NULL, NULL, s.duration_ns, 'host_monotonic',
-      coalesce(s.valid, true) AND s.start_host_time_ns IS NOT NULL AND s.end_host_time_ns >= s.start_host_time_ns,
+      coalesce(coalesce(s.valid, true) AND s.start_host_time_ns IS NOT NULL AND s.end_host_time_ns >= s.start_host_time_ns, false),
       s.workgroup_count[1], s.workgroup_count[2], s.workgroup_count[3], NULL, s.line
     FROM tw_stage s ${kjoin}
     WHERE s.record_type = 'host_execution_event' AND s.op = 'dispatch'`);
   await store.run(`INSERT INTO submissions
     SELECT ${captureId}, s.physical_device_ordinal, ${noneIfU32('s.queue_ordinal')}, ${noneIfZero('s.submission_id')}, ${noneIfZero('s.command_buffer_id')},
       s.event_id, s.op, ${tickNs('s.start_tick')} AS start_ns, ${tickNs('s.end_tick')} AS end_ns, end_ns - start_ns, s.start_tick, s.end_tick,
-      f.time_source, coalesce(s.valid, true) AND s.end_tick >= s.start_tick AND NOT ${tickBeyond('s')}, s.operation_count, s.line
+      f.time_source, coalesce(coalesce(s.valid, true) AND s.end_tick >= s.start_tick AND NOT ${tickBeyond('s')}, false), s.operation_count, s.line
     FROM tw_stage s JOIN tw_fit f ON f.device = s.physical_device_ordinal
     WHERE s.record_type = 'queue_device_event' ORDER BY s.line`);
   await store.run(`INSERT INTO queue_events
@@ -573,7 +573,7 @@ async function loadTables(store: Store, captureId: number, _fits: Map<number, De
       CASE record_type WHEN 'host_execution_event' THEN 'host_execution' ELSE 'command_region' END, op, key, event_id,
       ${noneIfZero('submission_id')}, ${noneIfZero('command_buffer_id')}, ${noneIfU32('command_index')}, NULL,
       start_host_time_ns, end_host_time_ns, end_host_time_ns - start_host_time_ns, 'host_monotonic',
-      coalesce(valid, true) AND end_host_time_ns >= start_host_time_ns,
+      coalesce(coalesce(valid, true) AND end_host_time_ns >= start_host_time_ns, false),
       CASE WHEN tile_count IS NOT NULL THEN json_object('tile_count', tile_count, 'tile_duration_sum_ns', tile_duration_sum_ns, 'source_duration_ns', duration_ns) END,
       line
     FROM tw_stage WHERE record_type IN ('host_execution_event', 'command_region_event')`);
@@ -588,19 +588,31 @@ async function loadTables(store: Store, captureId: number, _fits: Map<number, De
     WHERE s.record_type = 'device_metric_sample' AND s."values" IS NOT NULL`);
 }
 
+/** Event records timed by device ticks (the others by host ns). */
+const DEVICE_TIMED = new Set(['dispatch_event', 'queue_device_event']);
+/** SQL: an event's start or end is missing (device events are timed by ticks, host events by host ns); stored with valid = false. */
+const NO_TIME = `CASE WHEN record_type IN ('dispatch_event', 'queue_device_event') THEN start_tick IS NULL OR end_tick IS NULL
+  ELSE start_host_time_ns IS NULL OR end_host_time_ns IS NULL END`;
+
 async function collectEventDiagnostics(store: Store, diags: Diagnostic[]): Promise<void> {
   const rows = await store.rows(`
     SELECT record_type, count(*) FILTER (WHERE valid = false) AS invalid,
       count(*) FILTER (WHERE end_tick < start_tick OR end_host_time_ns < start_host_time_ns) AS backwards,
-      min(line) FILTER (WHERE valid = false OR end_tick < start_tick OR end_host_time_ns < start_host_time_ns) AS first_line
+      min(line) FILTER (WHERE valid = false OR end_tick < start_tick OR end_host_time_ns < start_host_time_ns) AS first_line,
+      count(*) FILTER (WHERE ${NO_TIME}) AS untimed, min(line) FILTER (WHERE ${NO_TIME}) AS untimed_line
     FROM tw_stage WHERE record_type IN ('dispatch_event', 'queue_device_event', 'host_execution_event', 'command_region_event')
     GROUP BY 1 ORDER BY 1`);
   for (const r of rows) {
     const invalid = Number(r['invalid']);
     const backwards = Number(r['backwards']);
+    const untimed = Number(r['untimed']);
     const line = r['first_line'] === null ? undefined : Number(r['first_line']);
     if (invalid > 0) diags.push({ severity: 'warning', code: 'invalid-events', message: captureMessages.invalidEvents(String(r['record_type']), invalid), line });
     if (backwards > 0) diags.push({ severity: 'warning', code: 'invalid-events', message: captureMessages.endBeforeStart(String(r['record_type']), backwards), line });
+    if (untimed > 0) {
+      diags.push({ severity: 'warning', code: 'missing-timestamp', line: Number(r['untimed_line']),
+        message: `${untimed} ${String(r['record_type'])}(s) have no start or end time (${DEVICE_TIMED.has(String(r['record_type'])) ? 'start_tick, end_tick' : 'start_host_time_ns, end_host_time_ns'}): kept with valid = false` });
+    }
   }
   const beyond = (await store.rows(`SELECT count(*) AS n, min(s.line) AS line FROM tw_stage s JOIN tw_fit f ON f.device = s.physical_device_ordinal
     WHERE s.record_type IN ('dispatch_event', 'queue_device_event') AND ${tickBeyond('s')}`))[0];
