@@ -73,6 +73,18 @@ describe('rocpd SQLite databases', () => {
     ]);
   });
 
+  it('a schema_version tag beyond INTEGER (2^64, found by the import fuzz) is kept as text in conditions, the capture imported', async () => {
+    const file = buildDb('schema4-spine.sql');
+    const db = new Database(file);
+    const meta = (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rocpd_metadata%'`).get() as { name: string }).name;
+    expect(db.prepare(`UPDATE ${meta} SET value = '18446744073709551616' WHERE tag = 'schema_version'`).run().changes).toBe(1);
+    db.close();
+    const { store, result } = await load(file);
+    expect(result.dispatches).toBeGreaterThan(0);
+    expect(await store.rows(`SELECT schema_version FROM captures`)).toEqual([{ schema_version: null }]);
+    expect(await store.rows(`SELECT value FROM conditions WHERE key = 'rocpd.schema_version'`)).toEqual([{ value: '18446744073709551616' }]);
+  });
+
   it('a .db that is SQLite is a capture, not a store: verbs open it as rocpd', async () => {
     const file = buildDb('schema3-inline.sql');
     expect(isStorePath(file)).toBe(false);

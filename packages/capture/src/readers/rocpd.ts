@@ -231,8 +231,12 @@ export async function importRocpd(store: Store, src: SourceFile, opts: ImportOpt
       for (const r of db.prepare(`SELECT tag, value FROM ${meta}`).all() as SqlRow[]) {
         const tag = asText(r['tag']);
         const value = asText(r['value']);
-        if (tag === 'schema_version' && value !== null) schemaVersion = Number.parseInt(value, 10) || null;
-        else if (tag && tag !== 'uuid' && tag !== 'guid') conditions.push([`rocpd.${tag}`, value]);
+        if (tag === 'schema_version' && value !== null) {
+          // captures.schema_version is an INTEGER: another value (2^64, found by the import fuzz) is kept as text only
+          const v = Number.parseInt(value, 10);
+          if (Number.isInteger(v) && v !== 0 && Math.abs(v) <= 2147483647) schemaVersion = v;
+          else conditions.push(['rocpd.schema_version', value]);
+        } else if (tag && tag !== 'uuid' && tag !== 'guid') conditions.push([`rocpd.${tag}`, value]);
       }
     }
     if (node) {
