@@ -113,6 +113,23 @@ describe('rocprofv3 JSON output (results.json)', () => {
     ]);
   });
 
+  it('an agent node id beyond INTEGER (2^63, found by the import fuzz) numbers the agent by node_id, with a diagnostic at its line', async () => {
+    const dir = tmp();
+    const file = join(dir, 'results.json');
+    const text = readFileSync(fixture('rocprofv3', 'results.json'), 'utf8');
+    const edited = text.replace('"logical_node_id": 1,', '"logical_node_id": 9223372036854775808,');
+    expect(edited).not.toBe(text);
+    writeFileSync(file, edited);
+    const { store, result } = await load(file);
+    expect(result.dispatches).toBe(4);
+    const line = edited.split('\n').findIndex((l) => l.includes('9223372036854775808')) + 1;
+    const d = await store.rows(`SELECT line FROM diagnostics WHERE code = 'value-out-of-range'`);
+    expect(d).toHaveLength(1);
+    // the agent record's line: the line its object starts on, before the edited key
+    expect(Number(d[0]!['line'])).toBeLessThan(line);
+    expect(await store.rows(`SELECT DISTINCT device FROM dispatches`)).toEqual([{ device: 1 }]);
+  });
+
   it('agrees with the CSV of the same dispatches', async () => {
     const csv = await load(fixture('rocprofv3', 'kernel_trace.csv'));
     const json = await load(fixture('rocprofv3', 'results.json'));
