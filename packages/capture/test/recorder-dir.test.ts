@@ -226,6 +226,27 @@ describe.skipIf(!HAVE_CMAKE)('recorder captures that lie (issue 17.4): kept, fla
     }
   });
 
+  it('a clock domain id in meta.json beyond 16 bits (4294967295, found by the import fuzz) is ignored with a diagnostic, the capture imported', async () => {
+    const dir = copyCapture(launcherDir);
+    const metaFile = join(dir, 'meta.json');
+    const meta = JSON.parse(readFileSync(metaFile, 'utf8')) as { clock_domains: { id: number; kind: string; name: string }[] };
+    const dev = meta.clock_domains.find((d) => d.kind === 'device_tick')!;
+    expect(dev).toBeDefined();
+    dev.id = 4294967295;
+    writeFileSync(metaFile, JSON.stringify(meta));
+    const c = await readRecorderDir(dir);
+    expect(c.devices.every((d) => d.device >= 0 && d.device <= 0xffff)).toBe(true);
+    const d = c.diagnostics.filter((x) => x.code === 'value-out-of-range');
+    expect(d).toHaveLength(1);
+    expect(d[0]!.message).toContain('clock domain 4294967295');
+    const store = await Store.open(':memory:');
+    try {
+      expect((await importInput(store, dir)).dispatches).toBe(c.dispatch_count);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('a chunk written twice (verbatim, or renumbered at the end) is read once, with a diagnostic', async () => {
     const ref = await readRecorderDir(launcherDir);
     const b = readFileSync(join(launcherDir, 'records.twr'));

@@ -47,7 +47,13 @@ export class HipMapper {
     const { p, pid, capture_id, rows } = ctx;
     const dv = p.view;
     for (const d of p.meta?.clock_domains ?? []) {
-      if (d.kind === 'device_tick' && d.id >= HIP_DEVICE0) this.declaredHz.set(d.id - HIP_DEVICE0, d.tick_hz_declared ?? null);
+      if (d.kind !== 'device_tick' || !(d.id >= HIP_DEVICE0)) continue;
+      // a record's domain is 16 bits (FORMAT.md): a larger id in a damaged meta.json (found by the import fuzz) names no device
+      if (!Number.isInteger(d.id) || d.id > 0xffff) {
+        ctx.diag('warning', 'value-out-of-range', `pid ${pid}: meta.json clock domain ${String(d.id)} (${String(d.name)}) is beyond the 16-bit domain ids of the records: ignored`, join(p.dir, 'meta.json'));
+        continue;
+      }
+      this.declaredHz.set(d.id - HIP_DEVICE0, d.tick_hz_declared ?? null);
     }
     const hip = p.meta?.backends?.find((x) => x.name === 'hip');
     const rocp = hip?.['rocprofiler'] as { status?: string; sdk_dropped_records?: number } | undefined;
