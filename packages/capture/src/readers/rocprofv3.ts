@@ -267,8 +267,8 @@ export async function importRocprofJson(store: Store, src: SourceFile, opts: Imp
           end_timestamp: 'UBIGINT', dst_agent_id: 'STRUCT(handle UBIGINT)', src_agent_id: 'STRUCT(handle UBIGINT)', bytes: 'UBIGINT'`;
     // each record kind: its path, its staging table and columns (read by DuckDB in parts while the scan goes on)
     const kinds = [
-      { path: [TOOL, '[]', 'buffer_records', 'kernel_dispatch', '[]'], name: 'kd', table: 'tw_rpj_kd', columns: `thread_id: 'UBIGINT', ${corr}, start_timestamp: 'UBIGINT', end_timestamp: 'UBIGINT',
-        stream_id: 'STRUCT(handle UBIGINT)',
+      // (thread_id and stream_id are not read: no table keeps them for a dispatch, and each column costs every record's parse)
+      { path: [TOOL, '[]', 'buffer_records', 'kernel_dispatch', '[]'], name: 'kd', table: 'tw_rpj_kd', columns: `${corr}, start_timestamp: 'UBIGINT', end_timestamp: 'UBIGINT',
         dispatch_info: 'STRUCT(agent_id STRUCT(handle UBIGINT), queue_id STRUCT(handle UBIGINT), kernel_id UBIGINT, dispatch_id UBIGINT,
           workgroup_size STRUCT(x UBIGINT, y UBIGINT, z UBIGINT), grid_size STRUCT(x UBIGINT, y UBIGINT, z UBIGINT))'` },
       { path: [TOOL, '[]', 'agents', '[]'], name: 'agents', table: 'tw_rpj_agents', columns: `id: 'STRUCT(handle UBIGINT)', type: 'VARCHAR', node_id: 'UBIGINT', logical_node_id: 'UBIGINT',
@@ -319,8 +319,8 @@ export async function importRocprofJson(store: Store, src: SourceFile, opts: Imp
           message: `${wide!.n} agent(s) with a node id beyond 2147483647: numbered by node_id, else their position in agents[]` });
       }
       await store.run(`INSERT INTO tw_rp_kd
-        SELECT k._line, coalesce(a.device, 0), coalesce(a.kind, 'gpu'), a.name, k.dispatch_info.queue_id.handle, k.stream_id.handle,
-          k.thread_id, k.dispatch_info.dispatch_id, k.correlation_id.internal, k.dispatch_info.kernel_id,
+        SELECT k._line, coalesce(a.device, 0), coalesce(a.kind, 'gpu'), a.name, k.dispatch_info.queue_id.handle, NULL,
+          NULL, k.dispatch_info.dispatch_id, k.correlation_id.internal, k.dispatch_info.kernel_id,
           coalesce(nullif(s.formatted_kernel_name, ''), nullif(s.kernel_name, ''), nullif(s.truncated_kernel_name, '')),
           k.start_timestamp, k.end_timestamp,
           k.dispatch_info.workgroup_size.x, k.dispatch_info.workgroup_size.y, k.dispatch_info.workgroup_size.z,
