@@ -102,7 +102,7 @@ export function usDecimalSql(ns: string): string {
 
 /** SQL: JSON text of an integer (a number up to 2^53, a string beyond), as jsonInteger. */
 function intSql(x: string): string {
-  return `CASE WHEN abs((${x})::HUGEINT) <= 9007199254740992 THEN (${x})::VARCHAR ELSE concat('"', (${x})::VARCHAR, '"') END`;
+  return `CASE WHEN (${x}) BETWEEN -9007199254740992 AND 9007199254740992 THEN (${x})::VARCHAR ELSE concat('"', (${x})::VARCHAR, '"') END`;
 }
 
 type Field = readonly [key: string, sql: string, type: 'int' | 'str' | 'json' | 'bool'];
@@ -256,7 +256,7 @@ export async function exportPerfettoJson(store: Store, path: string, opts: Perfe
       else if (r.src === 1) counts.submission = r.n;
       else counts.host += r.n;
     }
-    counts.flows = (await store.count('tw_pf_flow')) / 2;
+    counts.flows = await store.count('tw_pf_flow');
 
     const other = [
       `"producer":"tickwise export --format perfetto-json"`,
@@ -266,7 +266,7 @@ export async function exportPerfettoJson(store: Store, path: string, opts: Perfe
     // no displayTimeUnit: older trace processors read "ns" there as the unit of ts (google/perfetto#106)
     const head = `{"otherData":{${other.join(',')}},\n"traceEvents":[\n${meta.join(',\n')}`;
     const parts = SOURCES.filter((source) => c.some((r) => r.src === source.src)).map((source) => eventsSql(source));
-    if (counts.flows > 0) parts.push(`SELECT ev FROM tw_pf_flow`);
+    if (counts.flows > 0) parts.push(FLOWS_SQL);
     if (parts.length > 0) {
       await copyTo(store, parts.join('\nUNION ALL\n'), tmp, `${head}${meta.length ? ',\n' : ''}`, '\n]}\n');
     } else {
@@ -308,7 +308,8 @@ export async function exportPerfettoJson(store: Store, path: string, opts: Perfe
  * tw_pf_s (one row per slice: its source row, process, thread key, times,
  * correlation ids), tw_pf_lane (lane > 0 of the rows that overlap on their
  * queue), tw_pf_t (one row per thread lane, tid numbered), tw_pf_pos (each
- * slice's pid and tid), tw_pf_flow (flow events).
+ * slice's pid and tid), tw_pf_flow (one row per flow: the launch call's and
+ * the kernel's pid, tid and start; FLOWS_SQL writes its two events).
  */
 async function buildTables(store: Store, procs: Rec[], hostProcs: Rec[], withSubs: boolean, withHost: boolean): Promise<void> {
   for (const t of TEMP) await store.run(`DROP TABLE IF EXISTS ${t}`);
@@ -352,13 +353,17 @@ async function buildTables(store: Store, procs: Rec[], hostProcs: Rec[], withSub
      WHERE coalesce(dpid, hpid) IS NOT NULL`);
   }
   // ov: the row starts before an earlier row of its thread key ends (only where lanes apply); next_ov: the next
-  // row does (both over one sort); rid: unique without a window (src in the high bits, the source row id below)
+  // row does (both from one running max and one lead over one sort; rows without lanes, the host threads, skip the
+  // windows); rid: unique without a window (src in the high bits, the source row id below)
   const w = `PARTITION BY ${THREAD_KEY} ORDER BY start_ns, end_ns, line`;
   await store.run(`CREATE TEMP TABLE tw_pf_s AS
-    SELECT (src::BIGINT << 48) + sid::BIGINT AS rid, *,
-      coalesce(lanes AND start_ns < max(end_ns) OVER (${w} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), false) AS ov,
-      coalesce(lanes AND lead(start_ns) OVER (${w}) < max(end_ns) OVER (${w} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW), false) AS next_ov
-    FROM (${parts.join('\nUNION ALL\n')})`);
+    WITH u AS MATERIALIZED (${parts.join('\nUNION ALL\n')})
+    SELECT * EXCLUDE (before, nxt), coalesce(start_ns < before, false) AS ov, coalesce(nxt < greatest(before, end_ns), false) AS next_ov FROM (
+      SELECT (src::BIGINT << 48) + sid::BIGINT AS rid, *,
+        max(end_ns) OVER (${w} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before, lead(start_ns) OVER (${w}) AS nxt
+      FROM u WHERE lanes)
+    UNION ALL
+    SELECT (src::BIGINT << 48) + sid::BIGINT AS rid, *, false, false FROM u WHERE NOT lanes`);
 
   // lanes: only the runs of rows that overlap an earlier one of their queue need the greedy partitioning; a run
   // starts at a row that overlaps nothing before it (every lane is free there, so lane 0), so each run starts afresh
@@ -392,15 +397,16 @@ async function buildTables(store: Store, procs: Rec[], hostProcs: Rec[], withSub
   // flows: each device slice with a correlation id -> the earliest launch call of its capture carrying that id
   await store.run(`CREATE TEMP TABLE tw_pf_flow AS
     WITH launch AS (
-      SELECT capture_id, launch_corr AS corr, arg_min(rid, start_ns) AS rid, min(start_ns) AS lts FROM tw_pf_s WHERE launch_corr IS NOT NULL GROUP BY capture_id, launch_corr),
-    pairs AS MATERIALIZED (
-      SELECT k.rid AS flow_id, lp.pid AS lpid, lp.tid AS ltid, l.lts, kp.pid AS kpid, kp.tid AS ktid, k.start_ns AS kts
-      FROM tw_pf_s k JOIN launch l ON l.capture_id = k.capture_id AND l.corr = k.corr
-        JOIN tw_pf_pos lp ON lp.rid = l.rid JOIN tw_pf_pos kp ON kp.rid = k.rid
-      WHERE k.corr IS NOT NULL AND k.src IN (0, 2))
-    SELECT flow_id, concat('{"ph":"s","cat":"launch","name":"launch","id":', flow_id, ',"pid":', lpid, ',"tid":', ltid, ',"ts":', ${usDecimalSql('lts')}, '}') AS ev
-    FROM pairs
-    UNION ALL
-    SELECT flow_id, concat('{"ph":"f","bp":"e","cat":"launch","name":"launch","id":', flow_id, ',"pid":', kpid, ',"tid":', ktid, ',"ts":', ${usDecimalSql('kts')}, '}')
-    FROM pairs`);
+      SELECT capture_id, launch_corr AS corr, arg_min(rid, start_ns) AS rid, min(start_ns) AS lts FROM tw_pf_s WHERE launch_corr IS NOT NULL GROUP BY capture_id, launch_corr)
+    SELECT k.rid AS flow_id, lp.pid AS lpid, lp.tid AS ltid, l.lts, kp.pid AS kpid, kp.tid AS ktid, k.start_ns AS kts
+    FROM tw_pf_s k JOIN launch l ON l.capture_id = k.capture_id AND l.corr = k.corr
+      JOIN tw_pf_pos lp ON lp.rid = l.rid JOIN tw_pf_pos kp ON kp.rid = k.rid
+    WHERE k.corr IS NOT NULL AND k.src IN (0, 2)`);
 }
+
+/** SQL: the flow events of tw_pf_flow, two per flow ("s" at the launch call, "f" binding to the kernel's start), as their JSON text. */
+const FLOWS_SQL = `SELECT concat('{"ph":"s","cat":"launch","name":"launch","id":', flow_id, ',"pid":', lpid, ',"tid":', ltid, ',"ts":', ${usDecimalSql('lts')}, '}') AS ev
+    FROM tw_pf_flow
+    UNION ALL
+    SELECT concat('{"ph":"f","bp":"e","cat":"launch","name":"launch","id":', flow_id, ',"pid":', kpid, ',"tid":', ktid, ',"ts":', ${usDecimalSql('kts')}, '}')
+    FROM tw_pf_flow`;
