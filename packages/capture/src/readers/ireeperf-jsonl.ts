@@ -538,7 +538,9 @@ async function loadTables(store: Store, captureId: number, _fits: Map<number, De
   const kernelName = `coalesce(s.key, k.name, CASE WHEN s.executable_id IS NOT NULL THEN 'executable_' || s.executable_id || ':' || coalesce(${noneIfU32('s.function_ordinal')}::VARCHAR, '?') END, 'unknown')`;
   const kjoin = `LEFT JOIN (SELECT DISTINCT ON (executable_id, function_ordinal) executable_id, function_ordinal, name FROM kernels_meta WHERE capture_id = ${captureId}) k
       ON k.executable_id = s.executable_id AND k.function_ordinal = ${noneIfU32('s.function_ordinal')}`;
-  // map each tick once (exact HUGEINT math is the costly part), then derive dur_ns
+  // map each tick once (exact HUGEINT math is the costly part), then derive dur_ns. ORDER BY line: a LEFT JOIN
+  // emits a chunk's unmatched rows after its matched ones (dispatches of a kernel kernels_meta lacks), so without
+  // it the rows are stored out of the file's order (the sort costs nothing measurable: they are nearly sorted)
   await store.run(`INSERT INTO dispatches
     SELECT cid, dev, q, sub, cb, ci, ev, ex, fo, kernel, start_ns, end_ns, end_ns - start_ns, start_tick, end_tick, source_dur_ns, ts, ok, wx, wy, wz, NULL, line
     FROM (SELECT ${captureId} AS cid, s.physical_device_ordinal AS dev, ${noneIfU32('s.queue_ordinal')} AS q, ${noneIfZero('s.submission_id')} AS sub,
@@ -548,7 +550,7 @@ async function loadTables(store: Store, captureId: number, _fits: Map<number, De
       coalesce(coalesce(s.valid, true) AND s.start_tick IS NOT NULL AND s.end_tick IS NOT NULL AND s.end_tick >= s.start_tick AND NOT ${tickBeyond('s')}, false) AS ok,
       s.workgroup_count[1] AS wx, s.workgroup_count[2] AS wy, s.workgroup_count[3] AS wz, s.line
     FROM tw_stage s JOIN tw_fit f ON f.device = s.physical_device_ordinal ${kjoin}
-    WHERE s.record_type = 'dispatch_event')`);
+    WHERE s.record_type = 'dispatch_event') ORDER BY line`);
   await store.run(`INSERT INTO dispatches
     SELECT ${captureId}, s.physical_device_ordinal, ${noneIfU32('s.queue_ordinal')}, ${noneIfZero('s.submission_id')}, ${noneIfZero('s.command_buffer_id')},
       ${noneIfU32('s.command_index')}, s.event_id, ${noneIfZero('s.executable_id')}, ${noneIfU32('s.function_ordinal')}, ${kernelName},
@@ -556,7 +558,7 @@ async function loadTables(store: Store, captureId: number, _fits: Map<number, De
       coalesce(coalesce(s.valid, true) AND s.start_host_time_ns IS NOT NULL AND s.end_host_time_ns >= s.start_host_time_ns, false),
       s.workgroup_count[1], s.workgroup_count[2], s.workgroup_count[3], NULL, s.line
     FROM tw_stage s ${kjoin}
-    WHERE s.record_type = 'host_execution_event' AND s.op = 'dispatch'`);
+    WHERE s.record_type = 'host_execution_event' AND s.op = 'dispatch' ORDER BY s.line`);
   await store.run(`INSERT INTO submissions
     SELECT ${captureId}, s.physical_device_ordinal, ${noneIfU32('s.queue_ordinal')}, ${noneIfZero('s.submission_id')}, ${noneIfZero('s.command_buffer_id')},
       s.event_id, s.op, ${tickNs('s.start_tick')} AS start_ns, ${tickNs('s.end_tick')} AS end_ns, end_ns - start_ns, s.start_tick, s.end_tick,
