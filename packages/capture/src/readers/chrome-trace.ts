@@ -126,6 +126,17 @@ const SYNC_CAT = `regexp_matches(lcat, '(^|[_ ,])(cuda|hip|gpu)_sync($|[ ,])')`;
  */
 const HOST_ARGS = `('{"pid":' || coalesce(to_json(pid)::VARCHAR, 'null') || ',"tid":' || coalesce(to_json(tid)::VARCHAR, 'null') || ',"args":' || coalesce(args::VARCHAR, 'null') || '}')::JSON`;
 
+/**
+ * The fields of a span's `args` the tables read (as `args->>key` reads
+ * them), extracted with one parse of its args into the span table's `ax`,
+ * not one parse per field and use (a Kineto cpu_op's args are ~150 bytes).
+ */
+const ARG_KEYS = ['correlation', 'device', 'stream', 'wait_on_stream'] as const;
+type ArgField = (typeof ARG_KEYS)[number];
+const ARG_FIELDS = (args: string) => `json_extract_string(${args}, [${ARG_KEYS.map((k) => `'$.${k}'`).join(', ')}])`;
+/** SQL: one of ARG_KEYS of a span-table row (its `ax`), as text. */
+const ARG = (k: ArgField) => `ax[${ARG_KEYS.indexOf(k) + 1}]`;
+
 /** Categories that are not device kernels even inside a device process. */
 const NOT_KERNEL = `memcpy|memset|annotation|runtime|driver|cpu_op|python|user|ac2g|flow|overhead|trace`;
 
@@ -276,7 +287,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
           WHEN list_has_any(string_split(replace(lcat, ' ', ''), ','), ['kernel', 'kernels', 'gpu_kernel', 'npu_kernel']) THEN 'kernel'
           WHEN pkind IS NOT NULL AND NOT regexp_matches(lcat, '${NOT_KERNEL}') THEN 'kernel'
           ELSE 'host' END AS class FROM (
-        SELECT c._line AS line, c.ph, c.pid, c.tid, c.name, c.cat, c.args,
+        SELECT c._line AS line, c.ph, c.pid, c.tid, c.name, c.cat, c.args, ${ARG_FIELDS('c.args')} AS ax,
           ${NS_OF('c._ts')} AS ts,
           CASE WHEN c.ph = 'X' THEN ${NS_SUM('c._ts', 'c._dur')} ELSE ${NS_OF('p.e_ts')} END AS te,
           CASE WHEN c.ph = 'X' THEN ${NS_OF('c._dur')} ELSE ${NS_OF('p.e_ts')} - ${NS_OF('c._ts')} END AS src_dur,
@@ -289,15 +300,15 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
         WHERE c.ph IN ('X', 'B'))`);
 
       // ---- devices: one per process holding kernels (args.device when every kernel has one) ----
-      const allDev = Number(await store.scalar(`SELECT count(*) FILTER (WHERE TRY_CAST(args->>'device' AS INTEGER) IS NULL) FROM tw_ct_span WHERE class = 'kernel'`)) === 0;
+      const allDev = Number(await store.scalar(`SELECT count(*) FILTER (WHERE TRY_CAST(${ARG('device')} AS INTEGER) IS NULL) FROM tw_ct_span WHERE class = 'kernel'`)) === 0;
       await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_dev AS
         SELECT pid, (dense_rank() OVER (ORDER BY TRY_CAST(pid AS BIGINT) NULLS LAST, pid) - 1)::INTEGER AS dev_index,
           max(pkind) AS pkind, max(pname) AS pname, max(dpname) AS dpname
         FROM tw_ct_span WHERE class IN ('kernel', 'copy', 'sync') GROUP BY pid`);
-      const device = allDev ? `TRY_CAST(s.args->>'device' AS INTEGER)` : 'd.dev_index';
+      const device = allDev ? `TRY_CAST(s.${ARG('device')} AS INTEGER)` : 'd.dev_index';
       await store.run(`CREATE OR REPLACE TEMP VIEW tw_ct_k AS
         SELECT s.*, ${device} AS device, d.pkind AS dkind, d.pname AS dname, d.dpname AS ddpname,
-          coalesce(TRY_CAST(s.args->>'stream' AS INTEGER), TRY_CAST(s.tid AS INTEGER)) AS queue,
+          coalesce(TRY_CAST(s.${ARG('stream')} AS INTEGER), TRY_CAST(s.tid AS INTEGER)) AS queue,
           ${ns('s.ts')} AS s_ns, ${ns('s.te')} AS e_ns
         FROM tw_ct_span s LEFT JOIN tw_ct_dev d ON d.pid IS NOT DISTINCT FROM s.pid`);
       // kind and name from the trace's own metadata: the process's name/labels, and deviceProperties[id = args.device, else pid].name
@@ -319,21 +330,21 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
       opts.onProgress?.('loading tables');
       const grid = (i: number) => `TRY_CAST(args->'grid'->>${i} AS UINTEGER)`;
       await store.run(`INSERT INTO dispatches
-        SELECT ${captureId}, device, queue, NULL, NULL, NULL, TRY_CAST(args->>'correlation' AS UBIGINT), NULL, NULL, coalesce(name, 'unknown'),
+        SELECT ${captureId}, device, queue, NULL, NULL, NULL, TRY_CAST(${ARG('correlation')} AS UBIGINT), NULL, NULL, coalesce(name, 'unknown'),
           s_ns, e_ns, e_ns - s_ns, NULL, NULL, TRY_CAST(src_dur AS BIGINT), '${timeSource}',
           s_ns IS NOT NULL AND e_ns IS NOT NULL AND e_ns > s_ns, ${grid(0)}, ${grid(1)}, ${grid(2)}, NULL, line
         FROM tw_ct_k WHERE class = 'kernel' ORDER BY line`);
       // copies/memsets and sync markers keep their device and stream; a sync marker's stream is the one it is on,
       // else the one it waits on (Event Sync, Context Sync: stream -1). A zero-length host span is valid (a call or
       // wait shorter than the trace's resolution: Kineto writes whole microseconds); only a negative one is not
-      const stream = (k: string) => `CASE WHEN TRY_CAST(args->>'${k}' AS BIGINT) >= 0 THEN TRY_CAST(args->>'${k}' AS INTEGER) END`;
+      const stream = (k: ArgField) => `CASE WHEN TRY_CAST(${ARG(k)} AS BIGINT) >= 0 THEN TRY_CAST(${ARG(k)} AS INTEGER) END`;
       // not sorted by line: the span table's LEFT JOINs leave a few rows of a chunk late (18 of 332k in a 174 MB
       // Kineto trace), and sorting these wide rows cost 2.5 s and 280 MB more RSS on a 1 GB trace
       await store.run(`INSERT INTO host_events
         SELECT ${captureId}, CASE WHEN class IN ('copy', 'sync') THEN device END,
           CASE WHEN class = 'copy' THEN queue WHEN class = 'sync' THEN coalesce(${stream('stream')}, ${stream('wait_on_stream')}) END,
           CASE WHEN class IN ('copy', 'sync') THEN lcat ELSE 'slice' END, cat, name,
-          TRY_CAST(args->>'correlation' AS UBIGINT), NULL, NULL, NULL, TRY_CAST(tid AS BIGINT),
+          TRY_CAST(${ARG('correlation')} AS UBIGINT), NULL, NULL, NULL, TRY_CAST(tid AS BIGINT),
           s_ns, e_ns, e_ns - s_ns, '${timeSource}', s_ns IS NOT NULL AND e_ns IS NOT NULL AND e_ns >= s_ns,
           ${HOST_ARGS}, line
         FROM tw_ct_k WHERE class <> 'kernel'`);
