@@ -76,6 +76,18 @@ describe('ireeperf-jsonl: IREE fixtures (numbers iree-profile printed)', () => {
 });
 
 describe('ireeperf-jsonl: the base capture', () => {
+  it('a record beyond read_json\'s default buffer (40 MB: a producer diagnostic) is read, and so are the others', async () => {
+    // the stage reads with DuckDB's default buffers (records up to ~32 MB), and again with larger ones when one does not fit
+    const records = baseRecords();
+    const huge = 'x'.repeat(40 << 20);
+    records.splice(-1, 0, { schema_version: 15, record_type: 'diagnostic', severity: 'warning', message: huge });
+    const { store, result } = await importText(toJsonl(records));
+    expect(result.dispatches).toBe(2);
+    expect(await store.rows(`SELECT code, length(message) > ${40 << 20} AS whole, line FROM diagnostics WHERE code = 'producer-diagnostic'`))
+      .toEqual([{ code: 'producer-diagnostic', whole: true, line: BigInt(records.length - 1) }]);
+    await store.close();
+  });
+
   it('maps ticks through the fit exactly and resolves kernel names', async () => {
     const { store } = await importText(toJsonl(baseRecords()));
     const rows = await store.rows(`select kernel, start_ns, end_ns, dur_ns, submission_id, command_index, valid from dispatches order by start_ns`);
