@@ -98,8 +98,9 @@ const DISPATCH_NULLS = [
 const HOST_EVENT_NULLS = ['command_buffer_id', 'command_index', 'line'] as const satisfies readonly NullKeys<RecorderHostEventRow>[];
 
 /**
- * Rows of one canonical table in bulk: the columns that vary go as positional
- * rows, batch by batch, into a temporary table through the store's appender;
+ * Rows of one canonical table in bulk: the columns that vary go, batch by
+ * batch, into a temporary table through the store's appender (read from the
+ * row objects as they are: no positional copy of each row);
  * `insert()` then adds them to the table in one `INSERT ... SELECT` that
  * writes capture_id and the columns no recorder row sets as constants
  * (DuckDB checks the table's constraints there).
@@ -124,7 +125,7 @@ class Staging {
   }
 
   async add(rows: readonly object[]): Promise<void> {
-    if (rows.length) await this.store.appendTemp(this.name, positional(rows, this.varying));
+    if (rows.length) await this.store.appendTempObjects(this.name, this.varying, rows);
   }
 
   async insert(): Promise<void> {
@@ -134,16 +135,6 @@ class Staging {
 
   async drop(): Promise<void> {
     await this.store.run(`DROP TABLE IF EXISTS ${this.name}`);
-  }
-}
-
-function* positional(rows: readonly object[], columns: readonly string[]): Generator<unknown[]> {
-  const n = columns.length;
-  for (const row of rows) {
-    const r = row as Record<string, unknown>;
-    const out = new Array<unknown>(n);
-    for (let i = 0; i < n; i++) out[i] = r[columns[i]!] ?? null;
-    yield out;
   }
 }
 

@@ -225,6 +225,30 @@ export class Store {
     });
   }
 
+  /**
+   * {@link appendTemp} for rows as objects: `columns` names the property of
+   * each of the table's columns, in order (a property left out is NULL).
+   */
+  async appendTempObjects(table: string, columns: readonly string[], rows: Iterable<object>): Promise<number> {
+    return this.appendWith(table, 'temp', async (app) => {
+      if (columns.length !== app.columnCount) throw new AppendValueError(`${table}: ${columns.length} column names for ${app.columnCount} columns`);
+      const writers = columns.map((c, i) => columnWriter(app, i, `${table}.${c}`, false));
+      let n = 0;
+      const width = columns.length;
+      for (const row of rows) {
+        const r = row as Record<string, unknown>;
+        for (let i = 0; i < width; i++) {
+          const v = r[columns[i]!];
+          if (v === null || v === undefined) app.appendNull();
+          else writers[i]!(v);
+        }
+        app.endRow();
+        n++;
+      }
+      return n;
+    });
+  }
+
   private async appendWith(table: string, catalog: string | null, fill: (app: DuckDBAppender) => Promise<number>): Promise<number> {
     const what = `append to ${catalog ? `${catalog}.` : ''}${table}`;
     let app: DuckDBAppender;
