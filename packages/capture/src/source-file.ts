@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { constants, createWriteStream, fstatSync, type Stats } from 'node:fs';
-import { mkdtemp, open, readdir, rm, stat } from 'node:fs/promises';
+import { mkdtemp, open, readdir, rm, stat, statfs } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { TickwiseError } from '@tickwise/time';
@@ -107,6 +107,8 @@ async function copyStreamOnce(path: string, to: string, displayPath: string): Pr
       const why = notACapture(head.subarray(0, headBytes));
       if (why !== null) throw new TickwiseError('unreadable-input', why, { file: displayPath, line: 1 });
     };
+    const room = roomGuard(dirname(to), displayPath);
+    let copied = 0;
     let sawWriter = false;
     const started = Date.now();
     for (;;) {
@@ -123,7 +125,9 @@ async function copyStreamOnce(path: string, to: string, displayPath: string): Pr
         sawWriter = true;
         if (headBytes < GUARD_BYTES) headBytes += buf.copy(head, headBytes, 0, Math.min(n, GUARD_BYTES - headBytes));
         if (headBytes === GUARD_BYTES) checkHead();
+        await room(copied);
         await outFh.write(buf, 0, n);
+        copied += n;
         continue;
       }
       if (sawWriter) {
@@ -184,6 +188,63 @@ function processAlive(pid: number): boolean {
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/** How often (bytes copied) the free space left for a temporary copy is looked at, at most. */
+const ROOM_CHECK_BYTES = 16 << 20;
+
+/**
+ * The free space a temporary copy of a stream leaves its file system: the
+ * copy stops, with one error, before the disk is down to it (a stream that
+ * never ends, `yes | tickwise import -`, would otherwise fill it).
+ * `TICKWISE_TMP_RESERVE_BYTES`, else 10 % of the file system, at most 1 GiB
+ * and at most half the space free when the copy began (a small input still
+ * comes through on a nearly full disk).
+ */
+function reserveBytes(totalBytes: number, freeAtStart: number): number {
+  const set = process.env['TICKWISE_TMP_RESERVE_BYTES'];
+  if (set !== undefined && /^\d+$/.test(set)) return Number(set);
+  return Math.min(1 << 30, Math.floor(totalBytes / 10), Math.floor(freeAtStart / 2));
+}
+
+/**
+ * A check of the room left beside a temporary copy in `dir`, called with
+ * the bytes copied so far: it looks at the file system at the first call
+ * and then every {@link ROOM_CHECK_BYTES} (or half the reserve, if less),
+ * and throws once the free space is below the reserve.
+ */
+function roomGuard(dir: string, displayPath: string): (copied: number) => Promise<void> {
+  let next = 0;
+  let reserve: number | undefined;
+  return async (copied) => {
+    if (copied < next) return;
+    const fs = await statfs(dir);
+    const free = fs.bavail * fs.bsize;
+    reserve ??= reserveBytes(fs.blocks * fs.bsize, free);
+    // looked at again before half the reserve can be written: the copy stops inside it, never at a full disk
+    next = copied + Math.min(ROOM_CHECK_BYTES, Math.max(64 << 10, Math.floor(reserve / 2)));
+    if (free < reserve) {
+      const mib = (x: number) => `${(x / 2 ** 20).toFixed(0)} MiB`;
+      throw new TickwiseError('unreadable-input',
+        `stopped copying it after ${mib(copied)}: the temporary file system (${dir}) is down to ${mib(free)} free, below the ${mib(reserve)} kept free ` +
+        '(TICKWISE_TMP_RESERVE_BYTES). A stream that never ends? Give a file, or point TMPDIR at a larger file system',
+        { file: displayPath });
+    }
+  };
+}
+
+/** Counts a stream's bytes through, and stops it when {@link roomGuard} says so. */
+function roomGuarded(dir: string, displayPath: string): Transform {
+  const check = roomGuard(dir, displayPath);
+  let copied = 0;
+  return new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      check(copied).then(() => {
+        copied += chunk.length;
+        cb(null, chunk);
+      }, cb);
+    },
+  });
 }
 
 /** Bytes of a piped input looked at before it is copied on. */
@@ -262,7 +323,7 @@ export async function openSource(displayPathIn: string): Promise<SourceFile> {
       }
       tmp = await processTempDir('stdin');
       path = join(tmp, 'stdin');
-      await pipeline(process.stdin, headGuard(displayPath), createWriteStream(path));
+      await pipeline(process.stdin, headGuard(displayPath), roomGuarded(tmp, displayPath), createWriteStream(path));
     } else {
       const st0 = await stat(path);
       if (st0.isFIFO() || st0.isSocket()) {

@@ -355,6 +355,36 @@ describe.skipIf(!probe || !existsSync(MATMUL))('full disks and read-only stores 
     }
   });
 
+  it('a stream that never ends (yes |): the copy stops before the disk is full, one clear error, the copy removed', () => {
+    const d = work();
+    const fs = smallTmpfs(48 << 20)!;
+    try {
+      const env = { ...process.env, TMPDIR: fs, TICKWISE_TMP_RESERVE_BYTES: String(24 << 20) };
+      for (const how of ['-', '<(yes \'{"ph": "X"}\')']) {
+        const cmd = how === '-' ? `yes '{"ph": "X"}' | "${join(ROOT, 'scripts/tickwise')}" import - --db "${join(d, 'y.duckdb')}"`
+          : `"${join(ROOT, 'scripts/tickwise')}" import ${how} --db "${join(d, 'y.duckdb')}"`;
+        const r = spawnSync('bash', ['-c', cmd], { encoding: 'utf8', cwd: ROOT, env, timeout: 120_000 });
+        expect(r.signal).toBeNull();
+        // stopped once 24 MiB are copied (the reserve reached; looked at every 12 MiB), never at ENOSPC
+        expectRefused({ code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr }, how === '-' ? /<stdin>: / : /\/dev\/fd\/\d+: /,
+          /stopped copying it after (2[4-9]|3[0-6]) MiB: the temporary file system .* is down to \d+ MiB free, below the 24 MiB kept free/);
+        expect(existsSync(join(d, 'y.duckdb'))).toBe(false);
+        expect(readdirSync(fs)).toEqual([]);
+      }
+      // the default reserve: 10 % of this 48 MiB file system, looked at every 2.4 MiB, so the copy stops at 43-46 MiB
+      const def = spawnSync('bash', ['-c', `yes '{"ph": "X"}' | "${join(ROOT, 'scripts/tickwise')}" import - --db "${join(d, 'y.duckdb')}"`],
+        { encoding: 'utf8', cwd: ROOT, env: { ...process.env, TMPDIR: fs }, timeout: 120_000 });
+      expectRefused({ code: def.status, signal: def.signal, stdout: def.stdout, stderr: def.stderr }, /<stdin>: /,
+        /stopped copying it after 4[3-6] MiB: .* below the 5 MiB kept free/);
+      expect(readdirSync(fs)).toEqual([]);
+      // an input that fits still comes through the same file system
+      const ok = spawnSync(join(ROOT, 'scripts/tickwise'), ['import', '-', '--db', join(d, 'ok.duckdb')], { encoding: 'utf8', cwd: ROOT, env, input: readFileSync(MATMUL) });
+      expect(ok.status, ok.stderr).toBe(0);
+    } finally {
+      unmount(fs);
+    }
+  });
+
   it('a store on a read-only file system: analyses read it, import says so and changes nothing', () => {
     const d = work();
     const fs = smallTmpfs(8 << 20)!;
