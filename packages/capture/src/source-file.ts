@@ -224,7 +224,7 @@ function roomGuard(dir: string, displayPath: string): (copied: number) => Promis
     // looked at again before half the reserve can be written: the copy stops inside it, never at a full disk
     next = copied + Math.min(ROOM_CHECK_BYTES, Math.max(64 << 10, Math.floor(reserve / 2)));
     if (free < reserve) {
-      const mib = (x: number) => `${(x / 2 ** 20).toFixed(0)} MiB`;
+      const mib = (x: number) => (x >= 2 ** 20 ? `${(x / 2 ** 20).toFixed(0)} MiB` : `${(x / 1024).toFixed(0)} KiB`);
       throw new TickwiseError('unreadable-input',
         `stopped copying it after ${mib(copied)}: the temporary file system (${dir}) is down to ${mib(free)} free, below the ${mib(reserve)} kept free ` +
         '(TICKWISE_TMP_RESERVE_BYTES). A stream that never ends? Give a file, or point TMPDIR at a larger file system',

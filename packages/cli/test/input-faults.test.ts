@@ -345,7 +345,8 @@ describe.skipIf(!probe || !existsSync(MATMUL))('full disks and read-only stores 
     const fs = smallTmpfs(64 * 1024)!;
     try {
       const r = spawnSync(join(ROOT, 'scripts/tickwise'), ['import', '-', '--db', join(d, 's.duckdb')], {
-        encoding: 'utf8', cwd: ROOT, env: { ...process.env, TMPDIR: fs }, input: readFileSync(resolve(ROOT, '../shared/fixtures/iree/local_task_matmul.ireeperf.jsonl')),
+        // no reserve: the copy runs into the full disk itself (the reserve's own stop: the test after this one)
+        encoding: 'utf8', cwd: ROOT, env: { ...process.env, TMPDIR: fs, TICKWISE_TMP_RESERVE_BYTES: '0' }, input: readFileSync(resolve(ROOT, '../shared/fixtures/iree/local_task_matmul.ireeperf.jsonl')),
       });
       expectRefused({ code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr }, /<stdin>: /, /no room on the disk for a temporary copy/);
       expect(existsSync(join(d, 's.duckdb'))).toBe(false);
