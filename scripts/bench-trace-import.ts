@@ -24,7 +24,8 @@
  * CPU time (user + sys, child processes included: steadier than wall on a
  * busy machine) with its MB/s and ratio, and the Node process's peak RSS. `--mb 1000 --no-python` shows streaming memory
  * (JSON.parse cannot hold a string that large: its row is left out). Never a
- * timed assertion.
+ * timed assertion. After the runs, `check:` says whether the last import's
+ * store agrees with the input (see verify): a mismatch exits 1.
  */
 import { spawnSync } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -191,6 +192,66 @@ print(json.dumps({'s': time.perf_counter() - t0, 'cpu_s': time.process_time() - 
   return JSON.parse(r.stdout.trim().split('\n').pop()!) as Run;
 }
 
+/**
+ * Checks the store the last import wrote against the input itself, so that
+ * a bench run also says whether the large file was read right (a wrong
+ * pairing of raw events with their texts once showed only beyond ~100 MB):
+ * per kernel, the count and summed duration equal a JSON.parse of the file
+ * (when V8 can hold it as one string), and every raw record's JSON is an
+ * event of its own phase with no staging field. Prints one line; a
+ * mismatch exits 1.
+ */
+function verify(kind: 'chrome' | 'rocprof', file: string): void {
+  const db = join(work, 'bench.duckdb');
+  const code = `
+    import { readFileSync } from 'node:fs';
+    import { gunzipSync } from 'node:zlib';
+    import { Store } from '@tickwise/store';
+    const file = ${JSON.stringify(file)}, kind = ${JSON.stringify(kind)};
+    const s = await Store.open(${JSON.stringify(db)}, { readOnly: true });
+    const got = new Map((await s.rows('SELECT kernel, count(*) AS n, sum(dur_ns) AS d FROM dispatches GROUP BY kernel')).map((r) => [r.kernel, r.n + ' ' + r.d]));
+    // a stored text need not be valid JSON (the appender does not check it): tested first
+    const raw = await s.rows(\`SELECT count(*) AS n, count(*) FILTER (WHERE NOT json_valid(json::VARCHAR) OR json::VARCHAR LIKE '%"_line"%' OR json::VARCHAR LIKE '%"_ts"%'
+      OR CASE WHEN json_valid(json::VARCHAR) THEN json_extract_string(json::VARCHAR, '$.ph') END IS DISTINCT FROM substr(record_type, 8)) AS bad FROM raw_records\`);
+    await s.close();
+    const out = [];
+    let bad = 0;
+    let text;
+    try {
+      const bytes = readFileSync(file);
+      text = (file.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8');
+    } catch { text = undefined; }
+    if (text !== undefined && text.length > 0) {
+      const v = JSON.parse(text);
+      const want = new Map();
+      const add = (name, d) => { const w = want.get(name) ?? { n: 0n, d: 0n }; w.n++; w.d += d; want.set(name, w); };
+      if (kind === 'chrome') {
+        // Kineto writes whole-microsecond ts: a kernel's duration is its dur in ns
+        for (const e of v.traceEvents) if (e.ph === 'X' && e.cat === 'kernel' && Number.isInteger(e.ts)) add(e.name, BigInt(Math.round(e.dur * 1000)));
+      } else {
+        for (const tool of v['rocprofiler-sdk-tool']) {
+          const names = new Map((tool.kernel_symbols ?? []).map((k) => [k.kernel_id, k.formatted_kernel_name ?? k.kernel_name]));
+          for (const k of tool.buffer_records?.kernel_dispatch ?? []) add(names.get(k.dispatch_info.kernel_id) ?? 'kernel_' + k.dispatch_info.kernel_id, BigInt(k.end_timestamp) - BigInt(k.start_timestamp));
+        }
+      }
+      let n = 0n;
+      for (const [k, w] of want) { n += w.n; if (got.get(k) !== w.n + ' ' + w.d) bad++; }
+      if (got.size !== want.size) bad++;
+      out.push((bad ? 'MISMATCH in ' + bad + ' kernel(s)' : "kernel counts and summed durations equal JSON.parse's") + ' (' + want.size + ' kernels, ' + n + ' dispatches)');
+    } else {
+      out.push('kernel totals not checked (the file is beyond one V8 string)');
+    }
+    const r = raw[0];
+    if (r.bad > 0n) bad++;
+    out.push(r.bad > 0n ? r.bad + ' of ' + r.n + ' raw records NOT their own event' : 'raw records are their own events (' + r.n + ')');
+    console.log(out.join('; '));
+    process.exit(bad ? 1 : 0);
+  `;
+  const r = spawnSync(process.execPath, ['--max-old-space-size=6000', '--conditions=source', '--import', loader, '--input-type=module', '-e', code], { cwd: join(root, 'packages/cli'), encoding: 'utf8', maxBuffer: 1 << 26 });
+  console.log(`check: ${r.status === 0 || r.stdout.trim() ? r.stdout.trim().split('\n').pop() : r.stderr.trim().split('\n').slice(-8).join('\n')}`);
+  if (r.status !== 0) process.exitCode = 1;
+}
+
 const python = !args.includes('--no-python') && spawnSync('python3', ['--version']).status === 0;
 const steps = [
   ['parse', 'JSON.parse (baseline)'],
@@ -230,5 +291,6 @@ for (const kind of kinds) {
     console.log(line);
     rows.push(`| ${input.name} | ${label} | ${s.toFixed(2)} | ${(mbOf / s).toFixed(0)} | ${(base / s).toFixed(2)} | ${(mbOf / best).toFixed(0)} | ${cpu.toFixed(2)} | ${(mbOf / cpu).toFixed(0)} | ${(baseCpu / cpu).toFixed(2)} | ${rss.toFixed(0)} |`);
   }
+  if (!args.includes('--no-import')) verify(kind, input.file);
 }
 console.log('\nmarkdown:\n| input | step | wall s | MB/s | x JSON.parse | best MB/s | CPU s | MB/CPU s | x JSON.parse CPU | peak RSS MB |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n' + rows.join('\n'));
