@@ -90,8 +90,8 @@ const maxEventBytes = () => maxRecordBytesOf({}) + 4096;
 
 /** The staged events' columns (`_line`: the source line; `_ts`/`_dur`: ns text, exact). */
 const STAGED = {
-  _line: 'BIGINT', ph: 'VARCHAR', name: 'VARCHAR', cat: 'VARCHAR', pid: 'VARCHAR', tid: 'VARCHAR', id: 'VARCHAR',
-  _ts: 'VARCHAR', _ts_text: 'VARCHAR', _dur: 'VARCHAR', _dur_text: 'VARCHAR', args: 'JSON',
+  _line: 'BIGINT', ph: 'VARCHAR', name: 'VARCHAR', cat: 'VARCHAR', pid: 'VARCHAR', tid: 'VARCHAR',
+  _ts: 'VARCHAR', _dur: 'VARCHAR', args: 'JSON',
 } as const;
 
 /** Event fields read as exact text. */
