@@ -10,6 +10,7 @@
  * DuckDB, and (b) `tickwise import file --db x.duckdb` (atomic write, clock
  * fit, all tables). Prints median wall time, MB/s, rows/s, peak RSS of each
  * and the ratio of throughputs. Target: ratio >= 0.9, peak RSS < 1.5 GB at 2 GB.
+ * Then `check:` compares the last import with the raw read (a mismatch exits 1).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, rmSync, statSync } from 'node:fs';
@@ -92,3 +93,29 @@ for (const r of [a, b]) {
   console.log(`${r.name.padEnd(40)} ${r.median_s.toFixed(2).padStart(7)} s ${r.mb_per_s.toFixed(0).padStart(6)} MB/s ${(r.rows_per_s / 1e6).toFixed(2).padStart(6)} Mrows/s  peak RSS ${r.peak_rss_mb.toFixed(0)} MB`);
 }
 console.log(`ratio import/raw throughput: ${(b.mb_per_s / a.mb_per_s).toFixed(2)}x (target >= 0.9x)`);
+
+// The last import's store against the raw read of the same file (both stores are left by the last rep): every
+// dispatch_event's (event, ticks) is a dispatch, nothing more or less, and every record of a type without a table
+// of its own is a raw record. A mismatch exits 1.
+{
+  const code = `
+    import { Store } from '@tickwise/store';
+    const s = await Store.open(':memory:');
+    await s.run("ATTACH '${join(work, 'raw.duckdb')}' AS r (READ_ONLY)");
+    await s.run("ATTACH '${join(work, 'import.duckdb')}' AS i (READ_ONLY)");
+    const q = async (sql) => Number(await s.scalar(sql));
+    const d = "SELECT event_id, start_tick, end_tick FROM r.raw WHERE record_type = 'dispatch_event'";
+    const missing = await q('SELECT count(*) FROM (' + d + ' EXCEPT ALL SELECT event_id, start_tick, end_tick FROM i.dispatches WHERE start_tick IS NOT NULL)');
+    const extra = await q('SELECT count(*) FROM (SELECT event_id, start_tick, end_tick FROM i.dispatches WHERE start_tick IS NOT NULL EXCEPT ALL ' + d + ')');
+    const n = await q("SELECT count(*) FROM r.raw WHERE record_type = 'dispatch_event'");
+    const tabled = await q('SELECT count(*) FROM i.raw_records');
+    const rawWant = await q("SELECT count(*) FROM r.raw WHERE record_type NOT IN ('schema', 'session', 'device', 'clock_correlation', 'dispatch_event', 'queue_event', 'queue_device_event', 'host_execution_event', 'command_region_event', 'memory_event', 'device_metric_sample', 'executable_function', 'executable_export')");
+    const ok = missing === 0 && extra === 0 && tabled === rawWant;
+    console.log(ok ? 'every dispatch_event is a dispatch with its ticks (' + n + '), every untabled record a raw record (' + tabled + ')'
+      : 'MISMATCH: ' + missing + ' dispatch_event(s) missing, ' + extra + ' extra dispatch(es), raw records ' + tabled + ' of ' + rawWant);
+    process.exit(ok ? 0 : 1);
+  `;
+  const r = spawnSync(process.execPath, ['--conditions=source', '--import', loader, '--input-type=module', '-e', code], { cwd: join(root, 'packages/cli'), encoding: 'utf8' });
+  console.log(`check: ${r.stdout.trim() || r.stderr.trim().split('\n').slice(-5).join('\n')}`);
+  if (r.status !== 0) process.exitCode = 1;
+}
