@@ -7,7 +7,8 @@
  *   copies/memsets and `cuda_sync` markers per category, and per device (pid)
  *   the kernels' busy union and span. Sync markers are not dispatches
  *   (issue 15.1); the MTIA trace's device spans are dispatches of a device of
- *   kind `other` (15.6).
+ *   kind `other` (15.6). Every raw record (flows, metadata) is one of the
+ *   file's own events of its phase, each once (JSON.parse of the file).
  * - rocprofv3-csv/, rocprofv3-json/: no truth file ships, so the truth is
  *   computed here from the file's own text (CSV cells and JSON integers read
  *   as BigInt, independent of the reader's DuckDB path): per kernel name
@@ -114,6 +115,24 @@ describe.skipIf(!HAVE)('real Chrome traces (Kineto, TraceLens) against truth.jso
       });
       // no error or warning diagnostic on a well-formed real trace
       expect(await store.rows(`SELECT code, message FROM diagnostics WHERE severity <> 'info'`)).toEqual([]);
+      // raw records: each is one of the file's events of its phase (by JSON.parse of the file), each of those once
+      const text = gunzipSync(readFileSync(join(EXT, 'chrome-trace', t.file))).toString('utf8');
+      const parsed = JSON.parse(text) as { traceEvents?: Record<string, unknown>[] } | Record<string, unknown>[];
+      const events = Array.isArray(parsed) ? parsed : parsed.traceEvents ?? [];
+      const want = new Map<string, number>();
+      for (const e of events) {
+        if (['X', 'B', 'E', 'i', 'I', 'R', 'C'].includes(String(e['ph']))) continue;
+        const k = JSON.stringify(e);
+        want.set(k, (want.get(k) ?? 0) + 1);
+      }
+      const raw = await store.query({ record_type: 'string', json: 'string' }, `SELECT record_type, json::VARCHAR AS json FROM raw_records WHERE record_type NOT IN ('chrome:E', 'chrome:C')`);
+      expect(raw.length).toBe([...want.values()].reduce((a, n) => a + n, 0));
+      for (const r of raw) {
+        const k = JSON.stringify(JSON.parse(r.json));
+        expect(r.record_type).toBe(`chrome:${String((JSON.parse(r.json) as Record<string, unknown>)['ph'] ?? '?')}`);
+        expect(want.get(k) ?? 0, `${t.file}: a raw record that is no event of the file: ${r.json.slice(0, 120)}`).toBeGreaterThan(0);
+        want.set(k, want.get(k)! - 1);
+      }
       await store.close();
     });
   }
