@@ -100,6 +100,7 @@ console.log(`ratio import/raw throughput: ${(b.mb_per_s / a.mb_per_s).toFixed(2)
 {
   const code = `
     import { Store } from '@tickwise/store';
+    import { IREEPERF_TABLED_TYPES } from '@tickwise/capture';
     const s = await Store.open(':memory:');
     await s.run("ATTACH '${join(work, 'raw.duckdb')}' AS r (READ_ONLY)");
     await s.run("ATTACH '${join(work, 'import.duckdb')}' AS i (READ_ONLY)");
@@ -109,7 +110,7 @@ console.log(`ratio import/raw throughput: ${(b.mb_per_s / a.mb_per_s).toFixed(2)
     const extra = await q('SELECT count(*) FROM (SELECT event_id, start_tick, end_tick FROM i.dispatches WHERE start_tick IS NOT NULL EXCEPT ALL ' + d + ')');
     const n = await q("SELECT count(*) FROM r.raw WHERE record_type = 'dispatch_event'");
     const tabled = await q('SELECT count(*) FROM i.raw_records');
-    const rawWant = await q("SELECT count(*) FROM r.raw WHERE record_type NOT IN ('schema', 'session', 'device', 'clock_correlation', 'dispatch_event', 'queue_event', 'queue_device_event', 'host_execution_event', 'command_region_event', 'memory_event', 'device_metric_sample', 'executable_function', 'executable_export')");
+    const rawWant = await q('SELECT count(*) FROM r.raw WHERE record_type NOT IN (' + IREEPERF_TABLED_TYPES.map((t) => "'" + t + "'").join(', ') + ')');
     const ok = missing === 0 && extra === 0 && tabled === rawWant;
     console.log(ok ? 'every dispatch_event is a dispatch with its ticks (' + n + '), every untabled record a raw record (' + tabled + ')'
       : 'MISMATCH: ' + missing + ' dispatch_event(s) missing, ' + extra + ' extra dispatch(es), raw records ' + tabled + ' of ' + rawWant);

@@ -7,7 +7,7 @@ import { JsonTokenizer, Tok, byteName } from './json-tokenizer';
 import { nativePlan, nativeScanner, scanNative } from './json-records-native';
 export { scaleDecimal } from './decimal-scale';
 import { traceMessages } from './trace-messages';
-import type { SourceFile } from './source-file';
+import { envBytes, type SourceFile } from './source-file';
 import type { Diagnostic } from './readers/ireeperf-jsonl';
 
 /**
@@ -109,19 +109,10 @@ export interface ScanResult {
 /** Default of {@link ScanOptions.maxRecordBytes}: 64 MiB. */
 export const DEFAULT_MAX_RECORD_BYTES = 64 << 20;
 
-const UNITS: Record<string, number> = { '': 1, b: 1, kb: 1e3, mb: 1e6, gb: 1e9, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3 };
-
 /** The record limit: the option, else `TICKWISE_MAX_RECORD_BYTES`, else 64 MiB. */
 export function maxRecordBytesOf(opts: Pick<ScanOptions, 'maxRecordBytes'>, env = process.env): number {
   if (opts.maxRecordBytes !== undefined) return opts.maxRecordBytes;
-  const text = env['TICKWISE_MAX_RECORD_BYTES'];
-  if (text === undefined || text.trim() === '') return DEFAULT_MAX_RECORD_BYTES;
-  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(text);
-  const unit = m ? UNITS[m[2]!.toLowerCase()] : undefined;
-  if (!m || unit === undefined || !(Number(m[1]) * unit >= 1)) {
-    throw new TickwiseError('bad-option', `TICKWISE_MAX_RECORD_BYTES=${JSON.stringify(text)}: expected a size in bytes, e.g. 67108864 or 256MiB`);
-  }
-  return Math.floor(Number(m[1]) * unit);
+  return envBytes('TICKWISE_MAX_RECORD_BYTES', 1, env) ?? DEFAULT_MAX_RECORD_BYTES;
 }
 
 // ---------------------------------------------------------------------------

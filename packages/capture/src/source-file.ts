@@ -202,9 +202,25 @@ const ROOM_CHECK_BYTES = 16 << 20;
  * comes through on a nearly full disk).
  */
 function reserveBytes(totalBytes: number, freeAtStart: number): number {
-  const set = process.env['TICKWISE_TMP_RESERVE_BYTES'];
-  if (set !== undefined && /^\d+$/.test(set)) return Number(set);
-  return Math.min(1 << 30, Math.floor(totalBytes / 10), Math.floor(freeAtStart / 2));
+  return envBytes('TICKWISE_TMP_RESERVE_BYTES', 0) ?? Math.min(1 << 30, Math.floor(totalBytes / 10), Math.floor(freeAtStart / 2));
+}
+
+const UNITS: Record<string, number> = { '': 1, b: 1, kb: 1e3, mb: 1e6, gb: 1e9, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3 };
+
+/**
+ * A size in bytes from environment variable `name` (`67108864`, `256MiB`,
+ * `1 GiB`, `2.5GB`), or undefined when it is unset or empty; a text that is
+ * no size, or one below `min`, is a `bad-option` error naming the variable.
+ */
+export function envBytes(name: string, min: number, env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const text = env[name];
+  if (text === undefined || text.trim() === '') return undefined;
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(text);
+  const unit = m ? UNITS[m[2]!.toLowerCase()] : undefined;
+  if (!m || unit === undefined || !(Number(m[1]) * unit >= min)) {
+    throw new TickwiseError('bad-option', `${name}=${JSON.stringify(text)}: expected a size in bytes, e.g. 67108864 or 256MiB`);
+  }
+  return Math.floor(Number(m[1]) * unit);
 }
 
 /**

@@ -106,7 +106,7 @@ const STAGE_COLUMNS: Record<string, string> = {
 };
 
 /** Record types that land in a table of their own; all others go to raw_records. */
-const TABLED = [
+export const IREEPERF_TABLED_TYPES = [
   'schema', 'session', 'device', 'clock_correlation', 'dispatch_event', 'queue_event', 'queue_device_event',
   'host_execution_event', 'command_region_event', 'memory_event', 'device_metric_sample',
   'executable_function', 'executable_export',
@@ -114,7 +114,7 @@ const TABLED = [
 
 /** Record types IREE's schema 15 defines (others are reported as unknown). */
 const KNOWN = new Set<string>([
-  ...TABLED, 'queue', 'executable', 'executable_code_object', 'executable_code_object_load', 'command_buffer',
+  ...IREEPERF_TABLED_TYPES, 'queue', 'executable', 'executable_code_object', 'executable_code_object_load', 'command_buffer',
   'command_operation', 'event_relationship', 'counter_set', 'counter', 'counter_sample', 'device_metric_source',
   'device_metric_descriptor', 'executable_trace', 'diagnostic', 'chunk', 'dropped_records', 'truncated_chunk',
 ]);
@@ -662,7 +662,7 @@ async function collectEventDiagnostics(store: Store, diags: Diagnostic[]): Promi
 }
 
 async function loadRaw(store: Store, captureId: number, path: string, compression: string): Promise<void> {
-  const tabled = TABLED.map((t) => `'${t}'`).join(', ');
+  const tabled = IREEPERF_TABLED_TYPES.map((t) => `'${t}'`).join(', ');
   const lastLine = await store.scalar(`SELECT max(line) FROM tw_stage WHERE record_type IS NOT NULL AND record_type NOT IN (${tabled})`);
   if (lastLine === null) return;
   // A second pass, only when such records exist, and only as far as the last
