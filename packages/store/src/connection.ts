@@ -20,13 +20,17 @@ export type Row = Record<string, unknown>;
  * canonical schema. The only place that talks to DuckDB's client.
  */
 /**
- * `TICKWISE_TRACE_SQL=1`: every statement's wall time and its first line of
- * SQL on stderr (where an import or a verb spends its time).
+ * `TICKWISE_TRACE_SQL=1`: for every statement, on stderr, when it ended (ms
+ * since the process started: the gaps between statements are time spent
+ * outside DuckDB), its wall time and its first 160 characters of SQL;
+ * `TICKWISE_TRACE_SQL=full`: the whole statement, on one line (to replay it).
  */
 const TRACE_SQL = Boolean(process.env['TICKWISE_TRACE_SQL']);
+const TRACE_SQL_CHARS = process.env['TICKWISE_TRACE_SQL'] === 'full' ? Infinity : 160;
 
 function traceSql(t0: number, sql: string): void {
-  process.stderr.write(`sql ${(performance.now() - t0).toFixed(1).padStart(8)} ms ${sql.replace(/\s+/g, ' ').trim().slice(0, 160)}\n`);
+  const now = performance.now();
+  process.stderr.write(`sql @${now.toFixed(0).padStart(6)} ${(now - t0).toFixed(1).padStart(8)} ms ${sql.replace(/\s+/g, ' ').trim().slice(0, TRACE_SQL_CHARS)}\n`);
 }
 
 export class Store {
