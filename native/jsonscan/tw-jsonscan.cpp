@@ -11,6 +11,7 @@
 // the TypeScript scanner, whose errors and repairs are the reference.
 //
 // usage: tw-jsonscan <input> <plan>     (the plan: see readPlan)
+//        tw-jsonscan --split-lines <input> <skip> <groupOut> <types> <restOut>   (see splitLines)
 // stdout, one line each:
 //   P <spec> <startByte> <firstRecord> <records>\t<path>    a part is complete
 //   C <offset> <length>\t<concrete path>    a captured value: those bytes of <capdir>/captured
@@ -982,6 +983,108 @@ int scan(const char *inputPath, const char *planPath) {
   return 0;
 }
 
+// ---------------------------------------------------------------------------
+// --split-lines: the ireeperf stage's split (packages/capture/src/
+// ireeperf-split.ts). A plain JSON-lines file is read once, and each record
+// goes by the `"record_type":"<type>"` in its first HEAD bytes: a record of
+// type <skip> is left out (the caller reads those from the whole file), one
+// of the <group> types goes to <groupOut>, any other (or one whose type is
+// not found there) to <restOut>; each copied as `{"_l":<record number>,`
+// and the rest of its line (record numbers count the non-blank lines, as
+// DuckDB's read_json does). The caller checks the result against DuckDB's
+// own record types, so a record sent the wrong way costs time, never a
+// record. A blank line (DuckDB skips it, so the numbers would differ) or a
+// line that does not start with `{` exits 3.
+//   usage: tw-jsonscan --split-lines <input> <skip> <groupOut> <type,type...> <restOut>
+//   stdout: D <records> <group copied> <rest copied>
+
+int splitLines(const char *input, const std::string &skip, const char *groupPath, const std::string &groupTypes, const char *restPath) {
+  const size_t HEAD = 96;
+  const std::string key = "\"record_type\":\"";
+  std::vector<std::string> group;
+  for (size_t from = 0; from <= groupTypes.size();) {
+    size_t comma = groupTypes.find(',', from);
+    if (comma == std::string::npos) comma = groupTypes.size();
+    if (comma > from) group.push_back(groupTypes.substr(from, comma - from));
+    from = comma + 1;
+  }
+  int in = open(input, O_RDONLY);
+  if (in < 0) fallback(std::string("cannot open the input: ") + std::strerror(errno));
+  FILE *outs[2] = {std::fopen(groupPath, "wb"), std::fopen(restPath, "wb")};
+  auto closeAll = [&]() {
+    close(in);
+    bool ok = true;
+    for (FILE *f : outs) if (f && std::fclose(f) != 0) ok = false;
+    return ok;
+  };
+  if (!outs[0] || !outs[1]) {
+    closeAll();
+    fallback(std::string("cannot write the split: ") + std::strerror(errno));
+  }
+  std::vector<char> buf(4 << 20);
+  size_t have = 0;
+  uint64_t records = 0, copied[2] = {0, 0};
+  auto line = [&](const char *b, size_t n) {
+    size_t i = 0;
+    while (i < n && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r')) i++;
+    if (i == n) fallback("a blank line");
+    if (b[i] != '{') fallback("a line that is not an object");
+    records++;
+    size_t h = n < HEAD ? n : HEAD;
+    int to = 1;
+    const char *k = static_cast<const char *>(memmem(b, h, key.data(), key.size()));
+    if (k) {
+      const char *v = k + key.size();
+      const char *q = static_cast<const char *>(std::memchr(v, '"', static_cast<size_t>(b + n - v)));
+      if (q && !std::memchr(v, '\\', static_cast<size_t>(q - v))) {
+        std::string type(v, static_cast<size_t>(q - v));
+        if (type == skip) return;
+        for (const std::string &g : group) if (g == type) to = 0;
+      }
+    }
+    size_t j = i + 1;
+    while (j < n && (b[j] == ' ' || b[j] == '\t')) j++;
+    char lead[40];
+    int w = std::snprintf(lead, sizeof lead, j < n && b[j] == '}' ? "{\"_l\":%llu" : "{\"_l\":%llu,", static_cast<unsigned long long>(records));
+    std::fwrite(lead, 1, static_cast<size_t>(w), outs[to]);
+    std::fwrite(b + i + 1, 1, n - i - 1, outs[to]);
+    std::fputc('\n', outs[to]);
+    copied[to]++;
+  };
+  try {
+    for (;;) {
+      if (have == buf.size()) buf.resize(buf.size() * 2);  // a line longer than the buffer
+      ssize_t got = read(in, buf.data() + have, buf.size() - have);
+      if (got < 0) {
+        if (errno == EINTR) continue;
+        fallback(std::string("read: ") + std::strerror(errno));
+      }
+      size_t end = have + static_cast<size_t>(got);
+      size_t start = 0;
+      for (;;) {
+        const char *nl = static_cast<const char *>(std::memchr(buf.data() + start, '\n', end - start));
+        if (!nl) break;
+        size_t e = static_cast<size_t>(nl - buf.data());
+        line(buf.data() + start, e - start);
+        start = e + 1;
+      }
+      if (got == 0) {
+        if (start < end) line(buf.data() + start, end - start);
+        break;
+      }
+      std::memmove(buf.data(), buf.data() + start, end - start);
+      have = end - start;
+    }
+  } catch (...) {
+    closeAll();
+    throw;
+  }
+  if (!closeAll()) fallback(std::string("cannot write the split: ") + std::strerror(errno));
+  std::printf("D %llu %llu %llu\n", static_cast<unsigned long long>(records), static_cast<unsigned long long>(copied[0]),
+              static_cast<unsigned long long>(copied[1]));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -995,8 +1098,16 @@ int main(int argc, char **argv) {
     );
     return 0;
   }
+  if (argc == 7 && std::strcmp(argv[1], "--split-lines") == 0) {
+    try {
+      return splitLines(argv[2], argv[3], argv[4], argv[5], argv[6]);
+    } catch (const Fallback &f) {
+      std::fprintf(stderr, "tw-jsonscan: %s\n", f.why.c_str());
+      return 3;
+    }
+  }
   if (argc != 3) {
-    std::fprintf(stderr, "usage: tw-jsonscan <input> <plan>\n");
+    std::fprintf(stderr, "usage: tw-jsonscan <input> <plan> | --split-lines <input> <skip> <groupOut> <type,type...> <restOut>\n");
     return 2;
   }
   try {

@@ -7,6 +7,7 @@ import { captureMessages } from '../messages';
 import { sanitizeJsonl } from '../jsonl-sanitize';
 import { processTempDir, sha256File, type SourceFile } from '../source-file';
 import { tickNsSql } from '../tick-sql';
+import { dropSplit, stageSplit } from '../ireeperf-split';
 
 /** ireeperf-jsonl schema versions this reader understands. */
 export const IREEPERF_SCHEMA_VERSIONS = [15] as const;
@@ -143,8 +144,21 @@ function readJsonSql(path: string, compression: string, columns: string, maxObje
   return `read_json(${sqlString(path)}, format = 'newline_delimited', columns = ${columns}, compression = '${comp}'${size})`;
 }
 
+/** The columns a `dispatch_event` uses (the split stage reads only these from every record: ireeperf-split.ts). */
+const DISPATCH_COLUMNS = [
+  'record_type', 'schema_version', 'physical_device_ordinal', 'queue_ordinal', 'submission_id', 'command_buffer_id', 'command_index',
+  'event_id', 'executable_id', 'function_ordinal', 'key', 'workgroup_count', 'start_tick', 'end_tick', 'valid', 'duration_ns',
+] as const;
+/** The columns queue_event and queue_device_event records use (the split stage's second narrow table). */
+const QUEUE_TYPES = ['queue_event', 'queue_device_event'] as const;
+const QUEUE_COLUMNS = [
+  'record_type', 'schema_version', 'physical_device_ordinal', 'queue_ordinal', 'event_id', 'op', 'submission_id', 'command_buffer_id',
+  'start_tick', 'end_tick', 'valid', 'host_time_ns', 'ready_host_time_ns', 'dependency_strategy', 'wait_count', 'signal_count',
+  'barrier_count', 'operation_count', 'start_host_time_ns', 'end_host_time_ns', 'duration_ns',
+] as const;
+
 async function dropStage(store: Store): Promise<void> {
-  await store.run('DROP VIEW IF EXISTS tw_stage');
+  await dropSplit(store);
   await store.run('DROP TABLE IF EXISTS tw_stage_rows');
 }
 
@@ -154,11 +168,16 @@ async function dropStage(store: Store): Promise<void> {
  * would serialize the scan). Records are counted without blank lines; the
  * sanitizing fallback writes blank lines as `{}` so numbers stay line numbers.
  */
-async function stageScan(store: Store, path: string, compression: string): Promise<void> {
+async function stageScan(store: Store, path: string, compression: string, split: boolean): Promise<void> {
   // Bound DuckDB's memory so a multi-GB capture spills to disk instead of
   // growing the process (TICKWISE_IMPORT_MEMORY overrides, e.g. "4GB").
   await store.run(`SET memory_limit = '${(process.env['TICKWISE_IMPORT_MEMORY'] ?? '1GB').replace(/[^0-9A-Za-z.]/g, '')}'`);
   await store.run(`SET temp_directory = ${sqlString(join(tmpdir(), 'tickwise-duckdb-spill'))}`);
+  // a plain file that is mostly dispatches: the dispatch columns from every record, all of them from the others
+  if (split && compression === 'none' && await stageSplit(store, path, {
+    columns: STAGE_COLUMNS, dispatchColumns: DISPATCH_COLUMNS, queueTypes: QUEUE_TYPES, queueColumns: QUEUE_COLUMNS, largeObjectBytes: LARGE_OBJECT_BYTES,
+    readJson: (p, columns, size) => readJsonSql(p, 'none', columns, size),
+  })) return;
   try {
     await store.run(`CREATE TEMP TABLE tw_stage_rows AS SELECT * FROM ${readJsonSql(path, compression, columnsSql())}`);
   } catch (e) {
@@ -249,7 +268,7 @@ export async function importIreeperfJsonl(store: Store, src: SourceFile, opts: I
   try {
     await dropStage(store);
     try {
-      await stageScan(store, readPath, compression);
+      await stageScan(store, readPath, compression, true);
     } catch (first) {
       if (!(first instanceof QueryError)) throw first;
       opts.onProgress?.('repairing');
@@ -260,7 +279,8 @@ export async function importIreeperfJsonl(store: Store, src: SourceFile, opts: I
       readPath = clean;
       compression = 'none';
       try {
-        await stageScan(store, readPath, compression);
+        // the whole file with every column (no split): DuckDB's error then names the record's own line
+        await stageScan(store, readPath, compression, false);
       } catch (second) {
         const msg = (second as Error).message;
         const line = duckdbLine(msg);
