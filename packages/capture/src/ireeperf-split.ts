@@ -65,14 +65,15 @@ export async function stageSplit(store: Store, path: string, stage: SplitStage, 
   if (bin === null || !(await mostlyDispatches(path))) return false;
   const dir = await processTempDir('split');
   const files = { queue: join(dir, 'queue.jsonl'), rare: join(dir, 'rare.jsonl') };
-  const cols = (names: readonly string[]) => `{'_l': 'BIGINT', ${names.map((c) => `'${c}': '${stage.columns[c]}'`).join(', ')}}`;
+  /** read_json's `columns` of `names`, and the copies' `_l` (their record number) first when `copy`. */
+  const cols = (names: readonly string[], copy = true) => `{${[...(copy ? ["'_l': 'BIGINT'"] : []), ...names.map((c) => `'${c}': '${stage.columns[c]}'`)].join(', ')}}`;
   const all = Object.keys(stage.columns);
   const queueTypes = stage.queueTypes.map((t) => `'${t}'`).join(', ');
   try {
     const split = splitLines(bin, path, files.queue, stage.queueTypes, files.rare);
     split.catch(() => undefined);
     try {
-      await createFrom(store, 'tw_stage_main', (size) => stage.readJson(path, cols(stage.dispatchColumns).replace(`'_l': 'BIGINT', `, ''), size), stage.largeObjectBytes);
+      await createTempFromJson(store, 'tw_stage_main', (size) => stage.readJson(path, cols(stage.dispatchColumns, false), size), stage.largeObjectBytes);
     } catch (e) {
       await split.catch(() => undefined);
       throw e;
@@ -83,7 +84,7 @@ export async function stageSplit(store: Store, path: string, stage: SplitStage, 
       if (n === 0) {
         await store.run(`CREATE TEMP TABLE ${table} AS SELECT NULL::BIGINT AS _l, ${names.map((c) => `NULL::${stage.columns[c]} AS "${c}"`).join(', ')} LIMIT 0`);
       } else {
-        await createFrom(store, table, (size) => stage.readJson(file, cols(names), size), stage.largeObjectBytes);
+        await createTempFromJson(store, table, (size) => stage.readJson(file, cols(names), size), stage.largeObjectBytes);
       }
     }
     const check = (await store.rows(`WITH copied AS (
@@ -123,8 +124,11 @@ async function giveUp(store: Store): Promise<false> {
   return false;
 }
 
-/** CREATE TEMP TABLE `table` from a read_json, once more with the larger buffers after DuckDB's maximum_object_size error. */
-async function createFrom(store: Store, table: string, read: (maxObjectBytes?: number) => string, large: number): Promise<void> {
+/**
+ * CREATE TEMP TABLE `table` from a read_json (`read(maxObjectBytes?)`), once more with `large` buffers after DuckDB's
+ * maximum_object_size error (the default buffers are faster; both stages, whole and split, read this way).
+ */
+export async function createTempFromJson(store: Store, table: string, read: (maxObjectBytes?: number) => string, large: number): Promise<void> {
   try {
     await store.run(`CREATE TEMP TABLE ${table} AS SELECT * FROM ${read()}`);
   } catch (e) {

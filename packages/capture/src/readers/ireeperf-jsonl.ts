@@ -7,7 +7,7 @@ import { captureMessages } from '../messages';
 import { sanitizeJsonl } from '../jsonl-sanitize';
 import { processTempDir, sha256File, type SourceFile } from '../source-file';
 import { tickNsSql } from '../tick-sql';
-import { dropSplit, stageSplit } from '../ireeperf-split';
+import { createTempFromJson, dropSplit, stageSplit } from '../ireeperf-split';
 
 /** ireeperf-jsonl schema versions this reader understands. */
 export const IREEPERF_SCHEMA_VERSIONS = [15] as const;
@@ -178,14 +178,8 @@ async function stageScan(store: Store, path: string, compression: string, split:
     columns: STAGE_COLUMNS, dispatchColumns: DISPATCH_COLUMNS, queueTypes: QUEUE_TYPES, queueColumns: QUEUE_COLUMNS, largeObjectBytes: LARGE_OBJECT_BYTES,
     readJson: (p, columns, size) => readJsonSql(p, 'none', columns, size),
   })) return;
-  try {
-    await store.run(`CREATE TEMP TABLE tw_stage_rows AS SELECT * FROM ${readJsonSql(path, compression, columnsSql())}`);
-  } catch (e) {
-    // a record beyond DuckDB's default buffer: once more with larger ones (a parse error goes to the caller)
-    if (!(e instanceof QueryError && /maximum_object_size/.test(e.message))) throw e;
-    await store.run('DROP TABLE IF EXISTS tw_stage_rows');
-    await store.run(`CREATE TEMP TABLE tw_stage_rows AS SELECT * FROM ${readJsonSql(path, compression, columnsSql(), LARGE_OBJECT_BYTES)}`);
-  }
+  // a record beyond DuckDB's default buffer: once more with larger ones (a parse error goes to the caller)
+  await createTempFromJson(store, 'tw_stage_rows', (size) => readJsonSql(path, compression, columnsSql(), size), LARGE_OBJECT_BYTES);
   await store.run(`CREATE TEMP VIEW tw_stage AS SELECT rowid + 1 AS line, * FROM tw_stage_rows`);
 }
 
