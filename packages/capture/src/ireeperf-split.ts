@@ -20,7 +20,8 @@ import { processTempDir } from './source-file';
  *                                                                    rare.jsonl: every other type but dispatch_event
  *                                                                    (each record with "_l": its record number)
  * queue.jsonl --read_json, the queue columns--> tw_stage_queue;  rare.jsonl --read_json, all columns--> tw_stage_rare
- * tw_stage = main's dispatch_event rows  UNION ALL  queue's rows  UNION ALL  rare's other rows
+ * tw_stage_nd = queue's rows  UNION ALL  rare's other rows            (every record but the dispatches)
+ * tw_stage    = main's dispatch_event rows  UNION ALL  tw_stage_nd
  * ```
  * The split is checked against DuckDB's own `record_type` of every record
  * (every record of tw_stage_main that is not a dispatch is in the queue or
@@ -54,8 +55,8 @@ const DISPATCH = 'dispatch_event';
 export const SPLIT_TABLES = ['tw_stage_main', 'tw_stage_queue', 'tw_stage_rare'] as const;
 
 /**
- * Stages plain NDJSON file `path` split by record type and creates the view
- * `tw_stage` (`line` and every column). Returns false, with nothing left
+ * Stages plain NDJSON file `path` split by record type and creates the views
+ * `tw_stage` (`line` and every column) and `tw_stage_nd` (the same, but no dispatch_event). Returns false, with nothing left
  * behind, when the split does not apply; a DuckDB error (a bad record)
  * is thrown, for the caller's repair path, which reads the whole file.
  */
@@ -100,10 +101,12 @@ export async function stageSplit(store: Store, path: string, stage: SplitStage, 
       const has = new Set(names);
       return all.map((c) => (has.has(c) ? `"${c}"` : `NULL::${stage.columns[c]} AS "${c}"`)).join(', ');
     };
+    await store.run(`CREATE TEMP VIEW tw_stage_nd AS
+      SELECT _l AS line, ${narrow(stage.queueColumns)} FROM tw_stage_queue
+      UNION ALL SELECT _l AS line, ${narrow(all)} FROM tw_stage_rare WHERE record_type IS DISTINCT FROM '${DISPATCH}'`);
     await store.run(`CREATE TEMP VIEW tw_stage AS
       SELECT rowid + 1 AS line, ${narrow(stage.dispatchColumns)} FROM tw_stage_main WHERE record_type = '${DISPATCH}'
-      UNION ALL SELECT _l AS line, ${narrow(stage.queueColumns)} FROM tw_stage_queue
-      UNION ALL SELECT _l AS line, ${narrow(all)} FROM tw_stage_rare WHERE record_type IS DISTINCT FROM '${DISPATCH}'`);
+      UNION ALL SELECT * FROM tw_stage_nd`);
     return true;
   } catch (e) {
     await dropSplit(store).catch(() => undefined);
@@ -116,6 +119,7 @@ export async function stageSplit(store: Store, path: string, stage: SplitStage, 
 /** Drops a split stage's tables (and view). */
 export async function dropSplit(store: Store): Promise<void> {
   await store.run('DROP VIEW IF EXISTS tw_stage');
+  await store.run('DROP VIEW IF EXISTS tw_stage_nd');
   for (const t of SPLIT_TABLES) await store.run(`DROP TABLE IF EXISTS ${t}`);
 }
 

@@ -167,6 +167,9 @@ async function dropStage(store: Store): Promise<void> {
  * order, so `rowid + 1` is the record number: no window function (which
  * would serialize the scan). Records are counted without blank lines; the
  * sanitizing fallback writes blank lines as `{}` so numbers stay line numbers.
+ * Two views: `tw_stage`, every record with its `line`, and `tw_stage_nd`,
+ * every record but dispatch_event (a capture's few: queries that want
+ * only other records read it, not the dispatches' hundreds of thousands).
  */
 async function stageScan(store: Store, path: string, compression: string, split: boolean): Promise<void> {
   // Bound DuckDB's memory so a multi-GB capture spills to disk instead of
@@ -181,6 +184,7 @@ async function stageScan(store: Store, path: string, compression: string, split:
   // a record beyond DuckDB's default buffer: once more with larger ones (a parse error goes to the caller)
   await createTempFromJson(store, 'tw_stage_rows', (size) => readJsonSql(path, compression, columnsSql(), size), LARGE_OBJECT_BYTES);
   await store.run(`CREATE TEMP VIEW tw_stage AS SELECT rowid + 1 AS line, * FROM tw_stage_rows`);
+  await store.run(`CREATE TEMP VIEW tw_stage_nd AS SELECT * FROM tw_stage WHERE record_type IS DISTINCT FROM 'dispatch_event'`);
 }
 
 /** Finds which field of a record holds the value DuckDB could not cast (for the message). */
@@ -326,8 +330,8 @@ function baseName(p: string): string {
 
 async function producerOf(store: Store): Promise<string> {
   const rows = await store.rows(`SELECT source_format, source_version_major AS ma, source_version_minor AS mi,
-      (SELECT count(*) FROM tw_stage WHERE record_type = 'device' AND timestamp_frequency_hz IS NOT NULL) AS declared
-    FROM tw_stage WHERE record_type = 'schema' LIMIT 1`);
+      (SELECT count(*) FROM tw_stage_nd WHERE record_type = 'device' AND timestamp_frequency_hz IS NOT NULL) AS declared
+    FROM tw_stage_nd WHERE record_type = 'schema' LIMIT 1`);
   const r = rows[0];
   if (!r) return 'ireeperf-jsonl';
   const src = r['source_format'] === null ? 'unknown source' : `${String(r['source_format'])} ${String(r['ma'] ?? '?')}.${String(r['mi'] ?? '?')}`;
@@ -336,7 +340,7 @@ async function producerOf(store: Store): Promise<string> {
 }
 
 async function checkSchema(store: Store, file: string): Promise<number> {
-  const schema = await store.rows(`SELECT line, schema_version, format FROM tw_stage WHERE record_type = 'schema' ORDER BY line LIMIT 1`);
+  const schema = await store.rows(`SELECT line, schema_version, format FROM tw_stage_nd WHERE record_type = 'schema' ORDER BY line LIMIT 1`);
   const first = schema[0];
   if (!first) throw new TickwiseError('missing-schema', captureMessages.missingSchema(), { file, line: 1 });
   if (first['format'] !== null && first['format'] !== 'ireeperf-jsonl') {
@@ -378,15 +382,17 @@ const NARROW_FIELDS: readonly [field: string, max: bigint, sentinel: boolean][] 
 const NARROW_LISTS: readonly string[] = ['workgroup_count', 'workgroup_size'];
 
 async function refuseOutOfRange(store: Store, file: string): Promise<void> {
+  // a field a dispatch record does not use is checked on the other records only (a dispatch's is not read: see DISPATCH_COLUMNS)
+  const stage = (f: string) => ((DISPATCH_COLUMNS as readonly string[]).includes(f) ? 'tw_stage' : 'tw_stage_nd');
   const conds = NARROW_FIELDS.map(([f, max, sentinel]) =>
-    `SELECT line, '${f}' AS field, ${f}::VARCHAR AS v, 'at most ${max}' AS max FROM tw_stage WHERE ${f} > ${max}${sentinel ? ` AND ${f} <> ${U32_NONE}` : ''}`);
+    `SELECT line, '${f}' AS field, ${f}::VARCHAR AS v, 'at most ${max}' AS max FROM ${stage(f)} WHERE ${f} > ${max}${sentinel ? ` AND ${f} <> ${U32_NONE}` : ''}`);
   // host times are ns on a monotonic clock: a negative one is out of range (and end - start would overflow int64)
   for (const f of ['start_host_time_ns', 'end_host_time_ns', 'host_time_ns', 'ready_host_time_ns', 'host_time_begin_ns', 'host_time_end_ns',
     'host_cpu_timestamp_ns', 'duration_ns', 'tile_duration_sum_ns']) {
-    conds.push(`SELECT line, '${f}' AS field, ${f}::VARCHAR AS v, 'ns >= 0' AS min FROM tw_stage WHERE ${f} < 0`);
+    conds.push(`SELECT line, '${f}' AS field, ${f}::VARCHAR AS v, 'ns >= 0' AS min FROM ${stage(f)} WHERE ${f} < 0`);
   }
   for (const f of NARROW_LISTS) {
-    conds.push(`SELECT line, '${f}' AS field, list_max(${f})::VARCHAR AS v, 'at most 4294967295' AS max FROM tw_stage WHERE list_max(${f}) > 4294967295`);
+    conds.push(`SELECT line, '${f}' AS field, list_max(${f})::VARCHAR AS v, 'at most 4294967295' AS max FROM ${stage(f)} WHERE list_max(${f}) > 4294967295`);
   }
   // a device event without its device would be dropped by the device join, or refused by the store's NOT NULL: say which line
   // (4294967295, "none" elsewhere, names no device either)
@@ -415,7 +421,7 @@ interface DeviceTime {
 
 async function fitDevices(store: Store, captureId: number, diags: Diagnostic[], opts: ImportOptions, file?: string): Promise<Map<number, DeviceTime>> {
   // a declared tick rate that is not a positive finite number of Hz is refused, not stored (or silently dropped)
-  const badHz = await store.rows(`SELECT line, timestamp_frequency_hz::VARCHAR AS hz FROM tw_stage WHERE record_type = 'device'
+  const badHz = await store.rows(`SELECT line, timestamp_frequency_hz::VARCHAR AS hz FROM tw_stage_nd WHERE record_type = 'device'
     AND timestamp_frequency_hz IS NOT NULL AND NOT (isfinite(timestamp_frequency_hz) AND timestamp_frequency_hz BETWEEN 1e-3 AND 1e12) ORDER BY line LIMIT 1`);
   if (badHz[0]) {
     throw new TickwiseError('bad-value', `timestamp_frequency_hz ${String(badHz[0]['hz'])}: a declared tick rate must be a number of Hz between 0.001 and 1e12 (leave it out and pass --tick-hz when the producer does not know it)`,
@@ -440,7 +446,7 @@ async function fitDevices(store: Store, captureId: number, diags: Diagnostic[], 
     const declared = d['hz'] === null ? null : Number(d['hz']);
     const samplesRows = await store.rows(
       `SELECT line, sample_id, device_tick, host_time_begin_ns, host_time_end_ns, host_cpu_timestamp_ns, host_time_domain
-       FROM tw_stage WHERE record_type = 'clock_correlation' AND physical_device_ordinal = $1 ORDER BY line`,
+       FROM tw_stage_nd WHERE record_type = 'clock_correlation' AND physical_device_ordinal = $1 ORDER BY line`,
       [device],
     );
     const usable = samplesRows.filter((r) => r['device_tick'] !== null && r['host_time_begin_ns'] !== null && r['host_time_end_ns'] !== null);
@@ -499,7 +505,7 @@ async function fitDevices(store: Store, captureId: number, diags: Diagnostic[], 
     await store.run(
       `INSERT INTO clock_samples SELECT $1, $2, sample_id, device_tick, host_time_begin_ns, host_time_end_ns, host_cpu_timestamp_ns,
          host_time_domain, NULL, line
-       FROM tw_stage WHERE record_type = 'clock_correlation' AND physical_device_ordinal = $2
+       FROM tw_stage_nd WHERE record_type = 'clock_correlation' AND physical_device_ordinal = $2
          AND device_tick IS NOT NULL AND host_time_begin_ns IS NOT NULL AND host_time_end_ns IS NOT NULL`,
       [captureId, device],
     );
@@ -563,42 +569,46 @@ async function loadTables(store: Store, captureId: number, _fits: Map<number, De
   await store.run(`INSERT INTO kernels_meta
     SELECT ${captureId}, executable_id, coalesce(${noneIfU32('function_ordinal')}, ${noneIfU32('export_ordinal')}), name,
       workgroup_size[1], workgroup_size[2], workgroup_size[3], binding_count
-    FROM tw_stage WHERE record_type IN ('executable_function', 'executable_export')`);
+    FROM tw_stage_nd WHERE record_type IN ('executable_function', 'executable_export')`);
   const kernelName = `coalesce(s.key, k.name, CASE WHEN s.executable_id IS NOT NULL THEN 'executable_' || s.executable_id || ':' || coalesce(${noneIfU32('s.function_ordinal')}::VARCHAR, '?') END, 'unknown')`;
   const kjoin = `LEFT JOIN (SELECT DISTINCT ON (executable_id, function_ordinal) executable_id, function_ordinal, name FROM kernels_meta WHERE capture_id = ${captureId}) k
       ON k.executable_id = s.executable_id AND k.function_ordinal = ${noneIfU32('s.function_ordinal')}`;
-  // map each tick once (exact HUGEINT math is the costly part), then derive dur_ns. ORDER BY line: a LEFT JOIN
-  // emits a chunk's unmatched rows after its matched ones (dispatches of a kernel kernels_meta lacks), so without
-  // it the rows are stored out of the file's order (the sort costs nothing measurable: they are nearly sorted)
+  // A dispatch's kernel is its key; kernels_meta names only those without one. IREE writes a key for every
+  // dispatch, so the join (and the sort it needs) is left out when no dispatch lacks one: 35-40 ms of a 300 MB
+  // capture's import. ORDER BY line: a LEFT JOIN emits a chunk's unmatched rows after its matched ones
+  // (dispatches of a kernel kernels_meta lacks), so without it the rows are stored out of the file's order
+  const keyless = Number(await store.scalar(`SELECT count(*) FROM tw_stage WHERE record_type = 'dispatch_event' AND key IS NULL`)) > 0;
+  const [dispatchKernel, dispatchJoin, dispatchOrder] = keyless ? [kernelName, kjoin, 'ORDER BY line'] : ['s.key', '', ''];
+  // map each tick once (exact HUGEINT math is the costly part), then derive dur_ns
   await store.run(`INSERT INTO dispatches
     SELECT cid, dev, q, sub, cb, ci, ev, ex, fo, kernel, start_ns, end_ns, end_ns - start_ns, start_tick, end_tick, source_dur_ns, ts, ok, wx, wy, wz, NULL, line
     FROM (SELECT ${captureId} AS cid, s.physical_device_ordinal AS dev, ${noneIfU32('s.queue_ordinal')} AS q, ${noneIfZero('s.submission_id')} AS sub,
       ${noneIfZero('s.command_buffer_id')} AS cb, ${noneIfU32('s.command_index')} AS ci, s.event_id AS ev, ${noneIfZero('s.executable_id')} AS ex,
-      ${noneIfU32('s.function_ordinal')} AS fo, ${kernelName} AS kernel,
+      ${noneIfU32('s.function_ordinal')} AS fo, ${dispatchKernel} AS kernel,
       ${tickNs('s.start_tick')} AS start_ns, ${tickNs('s.end_tick')} AS end_ns, s.start_tick, s.end_tick, s.duration_ns AS source_dur_ns, f.time_source AS ts,
       coalesce(coalesce(s.valid, true) AND s.start_tick IS NOT NULL AND s.end_tick IS NOT NULL AND s.end_tick >= s.start_tick AND NOT ${tickBeyond('s')}, false) AS ok,
       s.workgroup_count[1] AS wx, s.workgroup_count[2] AS wy, s.workgroup_count[3] AS wz, s.line
-    FROM tw_stage s JOIN tw_fit f ON f.device = s.physical_device_ordinal ${kjoin}
-    WHERE s.record_type = 'dispatch_event') ORDER BY line`);
+    FROM tw_stage s JOIN tw_fit f ON f.device = s.physical_device_ordinal ${dispatchJoin}
+    WHERE s.record_type = 'dispatch_event') ${dispatchOrder}`);
   await store.run(`INSERT INTO dispatches
     SELECT ${captureId}, s.physical_device_ordinal, ${noneIfU32('s.queue_ordinal')}, ${noneIfZero('s.submission_id')}, ${noneIfZero('s.command_buffer_id')},
       ${noneIfU32('s.command_index')}, s.event_id, ${noneIfZero('s.executable_id')}, ${noneIfU32('s.function_ordinal')}, ${kernelName},
       s.start_host_time_ns, s.end_host_time_ns, s.end_host_time_ns - s.start_host_time_ns, NULL, NULL, s.duration_ns, 'host_monotonic',
       coalesce(coalesce(s.valid, true) AND s.start_host_time_ns IS NOT NULL AND s.end_host_time_ns >= s.start_host_time_ns, false),
       s.workgroup_count[1], s.workgroup_count[2], s.workgroup_count[3], NULL, s.line
-    FROM tw_stage s ${kjoin}
+    FROM tw_stage_nd s ${kjoin}
     WHERE s.record_type = 'host_execution_event' AND s.op = 'dispatch' ORDER BY s.line`);
   await store.run(`INSERT INTO submissions
     SELECT ${captureId}, s.physical_device_ordinal, ${noneIfU32('s.queue_ordinal')}, ${noneIfZero('s.submission_id')}, ${noneIfZero('s.command_buffer_id')},
       s.event_id, s.op, ${tickNs('s.start_tick')} AS start_ns, ${tickNs('s.end_tick')} AS end_ns, end_ns - start_ns, s.start_tick, s.end_tick,
       f.time_source, coalesce(coalesce(s.valid, true) AND s.end_tick >= s.start_tick AND NOT ${tickBeyond('s')}, false), s.operation_count, s.line
-    FROM tw_stage s JOIN tw_fit f ON f.device = s.physical_device_ordinal
+    FROM tw_stage_nd s JOIN tw_fit f ON f.device = s.physical_device_ordinal
     WHERE s.record_type = 'queue_device_event' ORDER BY s.line`);
   await store.run(`INSERT INTO queue_events
     SELECT ${captureId}, ${noneIfU32('physical_device_ordinal')}, ${noneIfU32('queue_ordinal')}, event_id, op, ${noneIfZero('submission_id')},
       ${noneIfZero('command_buffer_id')}, host_time_ns, ready_host_time_ns, dependency_strategy, wait_count, signal_count, barrier_count,
       operation_count, line
-    FROM tw_stage WHERE record_type = 'queue_event'`);
+    FROM tw_stage_nd WHERE record_type = 'queue_event'`);
   await store.run(`INSERT INTO host_events
     SELECT ${captureId}, ${noneIfU32('physical_device_ordinal')}, ${noneIfU32('queue_ordinal')},
       CASE record_type WHEN 'host_execution_event' THEN 'host_execution' ELSE 'command_region' END, op, key, event_id,
@@ -607,15 +617,15 @@ async function loadTables(store: Store, captureId: number, _fits: Map<number, De
       coalesce(coalesce(valid, true) AND end_host_time_ns >= start_host_time_ns, false),
       CASE WHEN tile_count IS NOT NULL THEN json_object('tile_count', tile_count, 'tile_duration_sum_ns', tile_duration_sum_ns, 'source_duration_ns', duration_ns) END,
       line
-    FROM tw_stage WHERE record_type IN ('host_execution_event', 'command_region_event')`);
+    FROM tw_stage_nd WHERE record_type IN ('host_execution_event', 'command_region_event')`);
   await store.run(`INSERT INTO memory_events
     SELECT ${captureId}, ${noneIfU32('physical_device_ordinal')}, ${noneIfU32('queue_ordinal')}, event_id, event_type, host_time_ns,
       ${noneIfZero('allocation_id')}, ${noneIfZero('pool_id')}, ${noneIfZero('submission_id')}, length, line
-    FROM tw_stage WHERE record_type = 'memory_event'`);
+    FROM tw_stage_nd WHERE record_type = 'memory_event'`);
   await store.run(`INSERT INTO metric_samples
     SELECT ${captureId}, ${noneIfU32('s.physical_device_ordinal')}, s.source_id, TRY_CAST(v->>'metric_id' AS UBIGINT), v->>'name', v->>'unit',
       v->>'semantic', s.host_time_begin_ns, s.host_time_end_ns, TRY_CAST(v->>'value' AS DOUBLE), s.line
-    FROM tw_stage s, unnest(CAST(s."values" AS JSON[])) AS u(v)
+    FROM tw_stage_nd s, unnest(CAST(s."values" AS JSON[])) AS u(v)
     WHERE s.record_type = 'device_metric_sample' AND s."values" IS NOT NULL`);
 }
 
@@ -651,7 +661,7 @@ async function collectEventDiagnostics(store: Store, diags: Diagnostic[]): Promi
     diags.push({ severity: 'warning', code: 'tick-beyond-ns-range', line: Number(beyond['line']),
       message: `${String(beyond['n'])} event(s) have a device tick that maps beyond the int64 ns range: kept with their ticks, *_ns NULL and valid = false` });
   }
-  const producer = await store.rows(`SELECT line, severity, message, dropped_record_count, record_type FROM tw_stage
+  const producer = await store.rows(`SELECT line, severity, message, dropped_record_count, record_type FROM tw_stage_nd
     WHERE record_type IN ('diagnostic', 'dropped_records', 'truncated_chunk') OR dropped_record_count > 0 ORDER BY line`);
   for (const r of producer) {
     const line = Number(r['line']);
@@ -677,20 +687,27 @@ async function collectEventDiagnostics(store: Store, diags: Diagnostic[]): Promi
 
 async function loadRaw(store: Store, captureId: number, path: string, compression: string): Promise<void> {
   const tabled = IREEPERF_TABLED_TYPES.map((t) => `'${t}'`).join(', ');
-  const lastLine = await store.scalar(`SELECT max(line) FROM tw_stage WHERE record_type IS NOT NULL AND record_type NOT IN (${tabled})`);
+  const lastLine = await store.scalar(`SELECT max(line) FROM tw_stage_nd WHERE record_type IS NOT NULL AND record_type NOT IN (${tabled})`);
   if (lastLine === null) return;
   // A second pass, only when such records exist, and only as far as the last
   // of them (metadata usually comes early): keep each one's whole JSON.
-  await store.run(`INSERT INTO raw_records (capture_id, record_type, line, json)
+  // DuckDB's default buffers first, larger ones only for a record beyond them: the 64 MiB buffers cost 35-40 ms
+  const insert = (size?: number) => store.run(`INSERT INTO raw_records (capture_id, record_type, line, json)
     SELECT ${captureId}, (j->>'$.record_type'), line, j FROM (
       SELECT ordinality AS line, json AS j FROM read_json_objects(${sqlString(path)}, format = 'newline_delimited',
-        compression = '${compression === 'none' ? 'uncompressed' : compression}', maximum_object_size = ${LARGE_OBJECT_BYTES}) WITH ORDINALITY
+        compression = '${compression === 'none' ? 'uncompressed' : compression}'${size === undefined ? '' : `, maximum_object_size = ${size}`}) WITH ORDINALITY
       LIMIT ${String(lastLine)})
     WHERE (j->>'$.record_type') IS NOT NULL AND (j->>'$.record_type') NOT IN (${tabled})`);
+  try {
+    await insert();
+  } catch (e) {
+    if (!(e instanceof QueryError && /maximum_object_size/.test(e.message))) throw e;
+    await insert(LARGE_OBJECT_BYTES);
+  }
 }
 
 async function sessionDiagnostics(store: Store, diags: Diagnostic[]): Promise<string | null> {
-  const rows = await store.rows(`SELECT event, session_status, line FROM tw_stage WHERE record_type = 'session' ORDER BY line`);
+  const rows = await store.rows(`SELECT event, session_status, line FROM tw_stage_nd WHERE record_type = 'session' ORDER BY line`);
   const end = rows.find((r) => r['event'] === 'end');
   if (!end) {
     diags.push({ severity: 'warning', code: 'no-session-end', message: captureMessages.noSessionEnd() });
