@@ -28,6 +28,7 @@
  * legacy hwcap bits of ld.so.cache entries, and legacy hwcaps off x86-64.
  */
 import type { LoaderCheck } from './loader-check';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, resolve as resolvePath } from 'node:path';
 import { DF_1_NODEFLIB, readElf, type ElfInfo } from './elf';
@@ -614,7 +615,9 @@ export function loaderModel(exe: ElfInfo, opts: ResolveOptions = {}): LoaderMode
     const avx512 = intel && has(['avx512cd', 'avx512bw', 'avx512dq', 'avx512vl']) && !has(['avx512er']);
     legacy = ['tls', ...(platform ? [platform] : []), ...(avx512 ? ['avx512_1'] : []), 'x86_64'];
   }
-  const hwcaps = opts.hwcaps_subdirs ? [...opts.hwcaps_subdirs] : glibcMinor !== null && glibcMinor < 33 ? [] : defaultHwcaps(m);
+  const hwcaps = opts.hwcaps_subdirs ? [...opts.hwcaps_subdirs]
+    : glibcMinor !== null && glibcMinor < 33 ? []
+    : (x86Host && exe.interpreter !== null ? loaderHwcaps(exe.interpreter) : null) ?? defaultHwcaps(m);
   return {
     glibc_minor: glibcMinor,
     platform,
@@ -762,6 +765,27 @@ function cpuInfo(): { vendor: string; flags: Set<string> } | null {
   } catch {
     return null;
   }
+}
+
+const loaderHwcapsSeen = new Map<string, string[] | null>();
+
+/**
+ * The glibc-hwcaps subdirectories interpreter `interp` says it searches on
+ * this machine (`ld.so --help`, glibc >= 2.33: "x86-64-v3 (supported,
+ * searched)"), best first; null when it cannot be asked. Its own answer
+ * comes before /proc/cpuinfo's flags: a virtual machine's kernel may leave a
+ * flag out (no "abm" for LZCNT on one AMD EPYC guest whose loader searched
+ * x86-64-v3 and -v4).
+ */
+function loaderHwcaps(interp: string): string[] | null {
+  let dirs = loaderHwcapsSeen.get(interp);
+  if (dirs !== undefined) return dirs;
+  dirs = null;
+  const run = spawnSync(interp, ['--help'], { encoding: 'utf8', timeout: 5_000, maxBuffer: 1 << 20 });
+  const section = run.status === 0 ? /glibc-hwcaps directories, in priority order:\n((?:[ \t]+\S.*\n?)*)/.exec(run.stdout ?? '') : null;
+  if (section) dirs = [...section[1]!.matchAll(/^\s+(\S+) \(supported, searched\)\s*$/gm)].map((x) => x[1]!);
+  loaderHwcapsSeen.set(interp, dirs);
+  return dirs;
 }
 
 /** x86-64 ISA levels this CPU supports (from /proc/cpuinfo), best first, as glibc-hwcaps names. */
