@@ -14,6 +14,7 @@
 //        tw-jsonscan --split-lines <input> <skip> <groupOut> <types> <restOut>   (see splitLines)
 // stdout, one line each:
 //   P <spec> <startByte> <firstRecord> <records>\t<path>    a part is complete
+//   R <spec> <records>\t<path>    records routed away from the spec (see Route)
 //   C <offset> <length>\t<concrete path>    a captured value: those bytes of <capdir>/captured
 //   D <sourceLines> <count per spec...>                    done
 // and per spec <out>.lines (uint32 LE source lines) and <out>.ends (float64
@@ -24,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -50,8 +52,20 @@ struct Fallback {
 //   P <spec>\t<key>\t<key>...       a record path ("[]": an array element)
 //   X <spec>\t<key>                 an exact key of the spec
 //   C \t<key>\t<key>...             a captured path
+//   R <spec>\t<key>\t<out>\t<value>... the spec's route (see Route)
 
 enum Convert { NONE, SCALE, FS };
+
+// A spec's route: a record whose own-level <key> holds a string written
+// without escapes, once, and not one of <keep> goes to <out> instead of the
+// spec's NDJSON, one per line: {"_line":N,"_v":"<value>","_j":<the
+// record's text>} (its text as the staged record holds it: `{`, its body
+// from the first key, `}`; raw newlines of a pretty-printed record as
+// spaces). The TypeScript scanner routes nothing (RecordSpec.route).
+struct Route {
+  std::string key, out;
+  std::vector<std::string> keep;
+};
 
 struct Spec {
   uint64_t partBytes = 0;
@@ -59,6 +73,8 @@ struct Spec {
   int pow10 = 0;
   std::string out;
   std::vector<std::string> exactKeys;
+  bool routed = false;
+  Route route;
 };
 
 struct Node {
@@ -142,6 +158,15 @@ Plan readPlan(const char *file) {
       s.pow10 = pow10;
       s.out = rest.substr(static_cast<size_t>(used));
       p.specs.push_back(s);
+    } else if (kind == 'R') {
+      std::vector<std::string> parts = splitTabs(rest);
+      size_t spec = std::strtoul(parts[0].c_str(), nullptr, 10);
+      if (spec >= p.specs.size() || parts.size() < 3 || p.specs[spec].routed) fallback("bad plan line R");
+      Spec &s = p.specs[spec];
+      s.routed = true;
+      s.route.key = parts[1];
+      s.route.out = parts[2];
+      s.route.keep.assign(parts.begin() + 3, parts.end());
     } else if (kind == 'P' || kind == 'X' || kind == 'C') {
       std::vector<std::string> parts = splitTabs(rest);
       if (kind == 'C') {
@@ -326,6 +351,35 @@ class Out {
 };
 
 // ---------------------------------------------------------------------------
+// A spec's routed records (Route): one file, written in 4 MiB blocks.
+
+class RoutedOut {
+ public:
+  explicit RoutedOut(const std::string &path) : path_(path) {
+    buf.reserve(1u << 20);
+    f_ = std::fopen(path.c_str(), "wb");
+    if (!f_) fallback("cannot write " + path + ": " + std::strerror(errno));
+  }
+  std::string buf;
+  uint64_t count = 0;
+  const std::string &path() const { return path_; }
+  void flush(bool force) {
+    if (buf.empty() || (!force && buf.size() < (4u << 20))) return;
+    if (std::fwrite(buf.data(), 1, buf.size(), f_) != buf.size()) fallback(std::string("write failed: ") + std::strerror(errno));
+    buf.clear();
+  }
+  void close() {
+    flush(true);
+    if (std::fclose(f_) != 0) fallback(std::string("write failed: ") + std::strerror(errno));
+    f_ = nullptr;
+  }
+
+ private:
+  std::string path_;
+  FILE *f_ = nullptr;
+};
+
+// ---------------------------------------------------------------------------
 // Tokens (json-tokenizer.ts): errors are a fallback here.
 
 enum Tok { MORE, BEGIN_OBJECT, END_OBJECT, BEGIN_ARRAY, END_ARRAY, COLON, COMMA, STRING, NUMBER, LITERAL };
@@ -491,10 +545,15 @@ class Scanner {
     for (size_t i = 0; i < plan.specs.size(); i++) outs_.emplace_back(static_cast<int>(i), plan.specs[i]);
     exactText_.resize(plan.specs.size());
     for (size_t i = 0; i < plan.specs.size(); i++) exactText_[i].resize(plan.specs[i].exactKeys.size());
+    routes_.resize(plan.specs.size());
+    for (size_t i = 0; i < plan.specs.size(); i++) {
+      if (plan.specs[i].routed) routes_[i].reset(new RoutedOut(plan.specs[i].route.out));
+    }
   }
 
   Tokenizer t;
   std::vector<Out> outs_;
+  std::vector<std::unique_ptr<RoutedOut>> routes_;  // per spec: its routed records, or null
   std::vector<std::pair<std::string, std::string>> captured;
 
   // Scans buf[0, end); false when it ends inside a record or token (t.pos: the first byte to keep).
@@ -585,6 +644,7 @@ class Scanner {
 
   void flush(bool force) {
     for (Out &o : outs_) o.flush(force);
+    for (auto &r : routes_) if (r) r->flush(force);
   }
 
   void end(bool pending) {
@@ -714,6 +774,11 @@ class Scanner {
     long bodyStart = -1;
     uint64_t bodyLine = 0, bodyCrs = 0;
     int exact = -1;
+    // the route (Route): its key seen at this level (and how often), its value's bytes, or not routable
+    const Route *route = plan_.specs[spec].routed ? &plan_.specs[spec].route : nullptr;
+    bool routeValueNext = false, routable = route != nullptr;
+    int routeHits = 0;
+    size_t valueStart = 0, valueLen = 0;
     for (;;) {
       Tok tok = t.next();
       if (tok == MORE) {
@@ -737,6 +802,14 @@ class Scanner {
               if (hasExact) {
                 if (t.escaped) fallback("an escaped key in a record with exact keys");
                 exact = exactKeyIndex(spec);
+              }
+              if (routable) {
+                if (t.escaped) {
+                  routable = false;  // it might decode to the key
+                } else if (route->key.size() == t.stop - t.start - 2 && std::memcmp(route->key.data(), t.buf + t.start + 1, route->key.size()) == 0) {
+                  routeValueNext = true;
+                  routeHits++;
+                }
               }
             }
             continue;
@@ -775,6 +848,15 @@ class Scanner {
             closed = true;
             break;
           }
+          if (routeValueNext) {  // the value of the route key (at this level: the token right after its colon)
+            routeValueNext = false;
+            if (tok == STRING && !t.escaped) {
+              valueStart = t.start + 1;
+              valueLen = t.stop - t.start - 2;
+            } else {
+              routable = false;
+            }
+          }
           if (tok == STRING || tok == NUMBER || tok == LITERAL) {
             if (exact >= 0 && kinds_.size() == 1) {
               auto &e = texts[static_cast<size_t>(exact)];
@@ -802,8 +884,44 @@ class Scanner {
         state = kinds_.back() == 1 ? OBJ_NEXT : ARR_NEXT;
       }
     }
-    writeRecord(spec, recLine, bodyLine, bodyCrs, bodyStart, t.start);
+    if (routable && routeHits == 1 && !keeps(*route, valueStart, valueLen)) {
+      writeRouted(spec, recLine, bodyLine, bodyCrs, bodyStart, t.start, valueStart, valueLen);
+    } else {
+      writeRecord(spec, recLine, bodyLine, bodyCrs, bodyStart, t.start);
+    }
     return true;
+  }
+
+  bool keeps(const Route &r, size_t at, size_t len) const {
+    for (const std::string &k : r.keep) {
+      if (k.size() == len && std::memcmp(k.data(), t.buf + at, len) == 0) return true;
+    }
+    return false;
+  }
+
+  // The body bytes [bodyStart, closeAt) onto o, a pretty-printed record's raw newlines as spaces (strings cannot hold them).
+  void appendBody(std::string &o, uint64_t bodyLine, uint64_t bodyCrs, long bodyStart, size_t closeAt) const {
+    size_t from = o.size();
+    o.append(reinterpret_cast<const char *>(t.buf) + bodyStart, closeAt - static_cast<size_t>(bodyStart));
+    if (t.line != bodyLine || t.crs != bodyCrs) {
+      for (size_t i = from; i < o.size(); i++) {
+        if (o[i] == '\n' || o[i] == '\r') o[i] = ' ';
+      }
+    }
+  }
+
+  // A routed record (Route): {"_line":N,"_v":"<value>","_j":{<body>}}.
+  void writeRouted(size_t spec, uint64_t recLine, uint64_t bodyLine, uint64_t bodyCrs, long bodyStart, size_t closeAt, size_t valueStart, size_t valueLen) {
+    RoutedOut &r = *routes_[spec];
+    std::string &o = r.buf;
+    o += "{\"_line\":";
+    appendUint(o, recLine);
+    o += ",\"_v\":\"";
+    o.append(reinterpret_cast<const char *>(t.buf) + valueStart, valueLen);
+    o += "\",\"_j\":{";
+    appendBody(o, bodyLine, bodyCrs, bodyStart, closeAt);
+    o += "}}\n";
+    r.count++;
   }
 
   static void appendUint(std::string &o, uint64_t n) {
@@ -841,14 +959,7 @@ class Scanner {
     o.push_back(']');
     if (bodyStart >= 0) {
       o.push_back(',');
-      size_t from = o.size();
-      o.append(reinterpret_cast<const char *>(t.buf) + bodyStart, closeAt - static_cast<size_t>(bodyStart));
-      // a pretty-printed record spans lines: its raw newlines are whitespace (strings cannot hold them)
-      if (t.line != bodyLine || t.crs != bodyCrs) {
-        for (size_t i = from; i < o.size(); i++) {
-          if (o[i] == '\n' || o[i] == '\r') o[i] = ' ';
-        }
-      }
+      appendBody(o, bodyLine, bodyCrs, bodyStart, closeAt);
     }
     if (!exactOrder_.empty()) {
       const Spec &s = plan_.specs[spec];
@@ -965,6 +1076,11 @@ int scan(const char *inputPath, const char *planPath) {
     sc.flush(false);
   }
   for (Out &o : sc.outs_) o.close();
+  for (size_t i = 0; i < sc.routes_.size(); i++) {
+    if (!sc.routes_[i]) continue;
+    sc.routes_[i]->close();
+    std::printf("R %zu %llu\t%s\n", i, static_cast<unsigned long long>(sc.routes_[i]->count), sc.routes_[i]->path().c_str());
+  }
   // the captured values one after another in <capdir>/captured, each named with its offset and length
   const std::string file = plan.capdir + "/captured";
   FILE *f = std::fopen(file.c_str(), "wb");

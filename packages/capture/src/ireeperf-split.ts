@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
 import { open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { QueryError, type Store } from '@tickwise/store';
+import type { Store } from '@tickwise/store';
+import { runJsonRead } from './capture-rows';
 import { nativeScanner } from './json-records-native';
 import { processTempDir } from './source-file';
 
@@ -128,18 +129,9 @@ async function giveUp(store: Store): Promise<false> {
   return false;
 }
 
-/**
- * CREATE TEMP TABLE `table` from a read_json (`read(maxObjectBytes?)`), once more with `large` buffers after DuckDB's
- * maximum_object_size error (the default buffers are faster; both stages, whole and split, read this way).
- */
+/** CREATE TEMP TABLE `table` from a read_json (`read(maxObjectBytes?)`), larger buffers only when needed (runJsonRead). */
 export async function createTempFromJson(store: Store, table: string, read: (maxObjectBytes?: number) => string, large: number): Promise<void> {
-  try {
-    await store.run(`CREATE TEMP TABLE ${table} AS SELECT * FROM ${read()}`);
-  } catch (e) {
-    if (!(e instanceof QueryError && /maximum_object_size/.test(e.message))) throw e;
-    await store.run(`DROP TABLE IF EXISTS ${table}`);
-    await store.run(`CREATE TEMP TABLE ${table} AS SELECT * FROM ${read(large)}`);
-  }
+  await runJsonRead(store, (size) => `CREATE TEMP TABLE ${table} AS SELECT * FROM ${read(size)}`, large);
 }
 
 /** Runs `tw-jsonscan --split-lines`: the records copied to each file, or a rejection (the split does not apply). */

@@ -4,7 +4,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import type { NdjsonPart, ScanOptions, ScanResult } from './json-records';
+import type { NdjsonPart, RoutedRecords, ScanOptions, ScanResult } from './json-records';
 import type { SourceFile } from './source-file';
 
 /**
@@ -19,8 +19,8 @@ import type { SourceFile } from './source-file';
  *
  * ```
  * plan file (paths, exact keys, parts) --> tw-jsonscan <input> <plan>
- *   stdout: P (a part is complete: onPart) ... C (a captured value's file) ... D (done: lines, counts)
- *   files: NDJSON parts, <out>.lines (u32), <out>.ends (f64), captured (the captured values, end to end)
+ *   stdout: P (a part is complete: onPart) ... R (routed records) ... C (a captured value's file) ... D (done: lines, counts)
+ *   files: NDJSON parts, <out>.lines (u32), <out>.ends (f64), a route's out, captured (the captured values, end to end)
  * ```
  * `TICKWISE_JSONSCAN=0` turns it off; `TICKWISE_JSONSCAN=<path>` names the binary.
  */
@@ -68,6 +68,11 @@ export function nativePlan(opts: ScanOptions, maxRecordBytes: number, capdir: st
       if (!plain(k)) return null;
       lines.push(`X ${i}\t${k}`);
     }
+    const route = spec.route;
+    if (route !== undefined) {
+      if (![route.key, route.out, ...route.keep].every(plain)) return null;
+      lines.push([`R ${i}`, route.key, route.out, ...route.keep].join('\t'));
+    }
   }
   for (const p of opts.capture ?? []) {
     if (!p.every(plain)) return null;
@@ -87,6 +92,7 @@ export async function scanNative(bin: string, src: SourceFile, opts: ScanOptions
   const parts: NdjsonPart[][] = opts.records.map(() => []);
   const capturedAt: [number, number, string][] = [];
   let done: number[] | null = null;
+  const routed: (RoutedRecords | null)[] = opts.records.map(() => null);
   let emitted = false;
   const child = spawn(bin, [src.path, planPath], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
@@ -109,6 +115,9 @@ export async function scanNative(bin: string, src: SourceFile, opts: ScanOptions
     } else if (line.startsWith('C ') && tab > 0) {
       const [offset, length] = line.slice(2, tab).split(' ').map(Number) as [number, number];
       capturedAt.push([offset, length, line.slice(tab + 1)]);
+    } else if (line.startsWith('R ') && tab > 0) {
+      const [spec, records] = line.slice(2, tab).split(' ').map(Number) as [number, number];
+      routed[spec] = { path: line.slice(tab + 1), records };
     } else if (line.startsWith('D ')) {
       done = line.slice(2).split(' ').map(Number);
     }
@@ -129,6 +138,7 @@ export async function scanNative(bin: string, src: SourceFile, opts: ScanOptions
       captured,
       issues: [],
       sourceLines: sourceLines!,
+      routed,
     },
     emitted,
     why: '',

@@ -46,6 +46,22 @@ export interface RecordSpec {
    */
   readonly partBytes?: number;
   readonly onPart?: (part: NdjsonPart) => void;
+  /**
+   * Records whose own-level `key` holds a string written without escapes,
+   * once, and not one of `keep`, may go to `out` instead of this spec's
+   * NDJSON (a reader's records with no table, passed through as they are),
+   * one per line: `{"_line":N,"_v":"<value>","_j":<the record's text>}`, the
+   * text as {@link sourceJsonText} gives it back from a staged record. Only
+   * the native scanner routes (its result's `routed`); the TypeScript
+   * scanner writes every record to the spec's NDJSON.
+   */
+  readonly route?: { readonly key: string; readonly keep: readonly string[]; readonly out: string };
+}
+
+/** A spec's routed records ({@link RecordSpec.route}). */
+export interface RoutedRecords {
+  readonly path: string;
+  readonly records: number;
 }
 
 /** One complete part of a spec's NDJSON output. */
@@ -104,6 +120,8 @@ export interface ScanResult {
   readonly issues: Diagnostic[];
   /** Lines in the source. */
   readonly sourceLines: number;
+  /** Per spec: its routed records, when the native scanner routed them (else absent, or null for that spec). */
+  readonly routed?: (RoutedRecords | null)[];
 }
 
 /** Default of {@link ScanOptions.maxRecordBytes}: 64 MiB. */

@@ -1,11 +1,11 @@
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import { importInput, type ImportOptions } from '../src/index';
-import { tickwise, tmp } from './helpers';
+import { ROOT, tickwise, tmp } from './helpers';
 import { KERNEL_TOTALS_SQL, expectGolden, fixture } from './trace-helpers';
 
 async function load(file: string, opts: ImportOptions & { format?: string } = {}) {
@@ -83,6 +83,39 @@ describe('Chrome trace JSON: units and precision', () => {
       ['chrome:M', 2n], ['chrome:M', 3n], ['chrome:M', 4n], ['chrome:E', 18n], ['chrome:?', 21n], ['chrome:s', 22n], ['chrome:f', 23n],
     ]);
     expect(raw.at(-1)!['json']).toBe('{"name": "flow", "cat": "ac2g", "ph": "f", "bp": "e", "id": 101, "ts": 1700000000123.0004, "pid": 2, "tid": 7}');
+  });
+
+  it('events of untabled phases routed by the native scanner are stored as the TypeScript scanner\'s path stores them (same text, line, type, diagnostics)', { timeout: 120_000 }, async () => {
+    // a trace with the ways a "ph" can look: plain flows (one pretty-printed over CRLF lines), async, a unicode
+    // phase, an escaped "\u0073", a number, none, and the tabled phases (an escaped key sends the whole scan to the
+    // TypeScript scanner, a duplicate ph is a bad record: the scanner test covers their routing)
+    const ev = (ph: string, i: number) => `{${ph}"name":"e${i}","cat":"c","pid":1,"tid":2,"ts":1700000000${i}.0005,"args":{"ph":"s","n":1.50}}`;
+    const phases = ['"ph":"s",', '"ph":"f","bp":"e",', '"ph":"b","id":"0x1",', '"ph":"é",', '"ph":"\\u0073",', '"ph":7,', '', '"ph":"X","dur":1.25,', '"ph":"M",', '"ph":"i",', '"ph":"B",', '"ph":"E",', '"ph":"C",'];
+    const events = phases.map((p, i) => ev(p, i));
+    events.push('{\r\n  "ph": "t",\r\n  "id": 12345678901234567890,\r\n  "ts": 1.0e3\r\n}');
+    const synthetic = join(tmp(), 'phases.json');
+    writeFileSync(synthetic, `{"traceEvents":[\n${events.join(',\n')}\n]}`);
+    const stored = async (file: string, native: boolean) => {
+      if (!native) vi.stubEnv('TICKWISE_JSONSCAN', '0');
+      try {
+        const { store, result } = await load(file);
+        const raw = await store.rows(`SELECT record_type, line, json::VARCHAR AS json FROM raw_records ORDER BY line, record_type, json`);
+        const diags = await store.rows(`SELECT severity, code, message, line FROM diagnostics ORDER BY ALL`);
+        const counts = await store.rows(`SELECT (SELECT count(*) FROM dispatches) AS d, (SELECT count(*) FROM host_events) AS h, (SELECT record_count FROM captures) AS n`);
+        await store.close();
+        return { result: { ...result, capture_id: 0 }, raw, diags, counts };
+      } finally {
+        vi.unstubAllEnvs();
+      }
+    };
+    // and two real Kineto traces (flows, metadata), where the shared fixtures are
+    const real = ['hta_cuda_event_sync_multi_stream.json.gz', 'hta_nccl_data.json.gz'].map((f) => resolve(ROOT, '../shared/fixtures/external/chrome-trace', f));
+    for (const file of [synthetic, ...real.filter((f) => existsSync(f))]) {
+      const js = await stored(file, false);
+      const nat = await stored(file, true);
+      expect(nat, file).toEqual(js);
+      expect(js.raw.filter((r) => /^chrome:[sf]$/.test(String(r['record_type']))).length, file).toBeGreaterThan(file === synthetic ? 1 : 40);
+    }
   });
 
   it('a minified trace (every event on line 1) gives the same rows: events are told apart by their index, not their line', async () => {

@@ -12,6 +12,8 @@ export interface Doc {
   text: string;
   /** Offsets of the traceEvents elements that are objects, in order. */
   recordStarts: number[];
+  /** Per record: whether a scan routing by "ph" may route it (genDoc's `phases`). */
+  routable: boolean[];
 }
 
 const KEY_CHARS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _-/.:';
@@ -52,36 +54,65 @@ function genValue(r: Rng, depth: number): string {
   if (k === 1) return genNumber(r);
   if (k === 2) return ['true', 'false', 'null'][r.int(3)]!;
   if (k === 3) return genString(r);
-  if (k === 4 || k === 5) return genObject(r, depth + 1, false);
+  if (k === 4 || k === 5) return genObject(r, depth + 1, false).text;
   return `[${ws(r)}${Array.from({ length: r.int(4) }, () => genValue(r, depth + 1)).join(`${ws(r)},${ws(r)}`)}${ws(r)}]`;
 }
 
-/** An object; an event (`event`) gets ts/dur (numbers or numeric strings) among random members. */
-function genObject(r: Rng, depth: number, event: boolean): string {
+/**
+ * An event's `"ph"` members, and whether a scan routing by ph (route key
+ * "ph", keeping "X" and "B": RecordSpec.route) may route it: a plain
+ * string not kept, once; not an escaped value or key (they may decode to
+ * anything), a duplicate, a number, or a ph inside a nested value only.
+ */
+function genPhase(r: Rng, ws: () => string): { members: string[]; routable: boolean } {
+  const k = r.int(9);
+  const plain = ['"s"', '"f"', '"M"', '"é"', '""'][r.int(5)]!;
+  if (k <= 2) return { members: [`"ph"${ws()}:${ws()}${plain}`], routable: true };
+  if (k === 3) return { members: [`"ph":${ws()}${['"X"', '"B"'][r.int(2)]}`], routable: false };
+  if (k === 4) return { members: [`"ph":${['"\\u0073"', '"\\u0058"', '"s\\n"'][r.int(3)]}`], routable: false };
+  if (k === 5) return { members: [`"p\\u0068":${plain}`], routable: false };
+  if (k === 6) return { members: [`"ph":${plain}`, `"ph":${plain}`], routable: false };
+  if (k === 7) return { members: [`"ph":${['1', 'null', '["s"]', '{"ph":"s"}'][r.int(4)]}`], routable: false };
+  return { members: [`"args":{"ph":${plain}}`], routable: false };
+}
+
+/** An object; an event (`event`) gets ts/dur (numbers or numeric strings) among random members, and with `phases` a ph (genPhase). */
+function genObject(r: Rng, depth: number, event: boolean, phases = false): { text: string; routable: boolean } {
   const members: string[] = [];
   const n = r.int(5);
   for (let i = 0; i < n; i++) members.push(`${JSON.stringify(KEY_CHARS[r.int(26)]! + i)}${ws(r)}:${ws(r)}${genValue(r, depth)}`);
+  let routable = false;
   if (event) {
     if (r.int(6) !== 0) members.splice(r.int(members.length + 1), 0, `"ts"${ws(r)}:${ws(r)}${r.int(8) === 0 ? `"${genNumber(r)}"` : genNumber(r)}`);
     if (r.int(3) !== 0) members.splice(r.int(members.length + 1), 0, `"dur":${ws(r)}${genNumber(r)}`);
     if (r.int(10) === 0) members.push(`"ts": ${genNumber(r)}`); // a duplicate key: the last one counts, as in JSON.parse
+    if (phases && r.int(5) !== 0) {
+      const ph = genPhase(r, () => ws(r));
+      for (const m of ph.members) members.splice(r.int(members.length + 1), 0, m);
+      routable = ph.routable;
+    }
   }
-  return `{${ws(r)}${members.join(`${ws(r)},${ws(r)}`)}${ws(r)}}`;
+  return { text: `{${ws(r)}${members.join(`${ws(r)},${ws(r)}`)}${ws(r)}}`, routable };
 }
 
-export function genDoc(r: Rng): Doc {
-  let text = `{${ws(r)}"meta"${ws(r)}:${ws(r)}${genObject(r, 1, false)},${ws(r)}"traceEvents":${ws(r)}[${ws(r)}`;
+/** A generated document; with `phases`, its events hold "ph" members of every kind (genPhase), said in `routable`. */
+export function genDoc(r: Rng, phases = false): Doc {
+  let text = `{${ws(r)}"meta"${ws(r)}:${ws(r)}${genObject(r, 1, false).text},${ws(r)}"traceEvents":${ws(r)}[${ws(r)}`;
   const recordStarts: number[] = [];
+  const routable: boolean[] = [];
   const n = r.int(30);
   for (let i = 0; i < n; i++) {
     if (i > 0) text += `${ws(r)},${ws(r)}`;
     // now and then any value (a scalar or an array is not a record)
-    const ev = r.int(15) === 0 ? genValue(r, 2) : genObject(r, 1, true);
-    if (ev.startsWith('{')) recordStarts.push(text.length);
-    text += ev;
+    const ev = r.int(15) === 0 ? { text: genValue(r, 2), routable: false } : genObject(r, 1, true, phases);
+    if (ev.text.startsWith('{')) {
+      recordStarts.push(text.length);
+      routable.push(ev.routable);
+    }
+    text += ev.text;
   }
   text += `${ws(r)}]${ws(r)},${ws(r)}"tail"${ws(r)}:${ws(r)}${genValue(r, 1)}${ws(r)}}${ws(r)}`;
-  return { text, recordStarts };
+  return { text, recordStarts, routable };
 }
 
 

@@ -14,9 +14,10 @@ import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Store } from '@tickwise/store';
 import { TickwiseError, seededRng } from '@tickwise/time';
-import { importInput, openSource, scaleDecimal, scanJsonRecords, type ScanOptions, type ScanResult } from '../src/index';
+import { importInput, openSource, scaleDecimal, scanJsonRecords, type RecordSpec, type ScanOptions, type ScanResult } from '../src/index';
 import { nativePlan, nativeScanner, scanNative } from '../src/json-records-native';
 import { maxRecordBytesOf } from '../src/json-records';
+import { sourceJsonText } from '../src/capture-rows';
 import { tmp } from './helpers';
 import { genDoc, genMutant } from './json-gen';
 
@@ -99,6 +100,65 @@ describe('native JSON scanner vs the TypeScript scanner (seeded)', () => {
       records += js.counts[0]!;
     }
     expect(records).toBeGreaterThan(1000);
+  });
+
+  it('routes by a key: exactly the records with one plain "ph" not kept go to the route, as their source text; the rest are the TypeScript scanner\'s NDJSON', async () => {
+    const r = seededRng(20261205);
+    const jsDir = tmp('tickwise-route-js-'), natDir = tmp('tickwise-route-nat-');
+    let routedSeen = 0, keptSeen = 0, fellBack = 0;
+    for (let d = 0; d < 150; d++) {
+      const doc = genDoc(r, true);
+      const chunk = [1, 7, 4096][r.int(3)]!;
+      const part = [200, 1 << 24][r.int(2)]!;
+      // with exact keys (ts, dur: an escaped key in the record is the TypeScript scanner's) and without
+      const exactKeys = r.int(2) === 0 ? ['ts', 'dur'] : [];
+      const opts = (dir: string, route?: RecordSpec['route']): ScanOptions => {
+        const base = options(dir, 6, chunk, part);
+        return { ...base, records: [{ ...base.records[0]!, exactKeys, ...(route ? { route } : {}) }] };
+      };
+      for (const dir of [jsDir, natDir]) writeFileSync(join(dir, 'doc.json'), doc.text);
+      const js = await typescriptScan(join(jsDir, 'doc.json'), opts(jsDir));
+      if (js instanceof TickwiseError) throw new Error(`document ${d} rejected: ${js.message}`);
+      const routeOut = join(natDir, 'routed.ndjson');
+      const routedOpts = opts(natDir, { key: 'ph', keep: ['X', 'B'], out: routeOut });
+      const plan = nativePlan(routedOpts, maxRecordBytesOf(routedOpts), natDir)!;
+      const { result: nat, why } = await scanNative(BIN!, await openSource(join(natDir, 'doc.json')), routedOpts, plan, natDir);
+      if (nat === null) {
+        // an escaped key in a record with exact keys (ts, dur) is the TypeScript scanner's, routed or not
+        expect(why, `document ${d}`).toBe('tw-jsonscan: an escaped key in a record with exact keys');
+        fellBack++;
+        continue;
+      }
+      expect(nat.routed?.[0]?.path).toBe(routeOut);
+      // every record, in order: the TypeScript scanner's staged text, its source line, and whether it is routed
+      const staged = summary(js)['text'] as string;
+      const jsRecords = staged.split('\n').slice(0, -1);
+      expect(jsRecords.length).toBe(doc.routable.length);
+      const routedLines = readFileSync(routeOut, 'utf8').split('\n').slice(0, -1);
+      expect(nat.routed![0]!.records).toBe(routedLines.length);
+      const kept: string[] = [], keptLines: number[] = [], routed: string[] = [];
+      jsRecords.forEach((text, i) => {
+        if (!doc.routable[i]) {
+          kept.push(text);
+          keptLines.push(js.lines[0]![i]!);
+          return;
+        }
+        const source = sourceJsonText(text, exactKeys);
+        const ph = (JSON.parse(source) as { ph: string }).ph;
+        routed.push(`{"_line":${js.lines[0]![i]},"_v":${JSON.stringify(ph)},"_j":${source}}`);
+      });
+      expect(routedLines, `document ${d}`).toEqual(routed);
+      const natSummary = summary(nat);
+      expect(natSummary['text'], `document ${d}`).toBe(kept.map((t) => t + '\n').join(''));
+      expect(natSummary['lines'], `document ${d}`).toEqual(keptLines);
+      expect(nat.counts[0]).toBe(kept.length);
+      routedSeen += routed.length;
+      keptSeen += doc.routable.filter((x, i) => !x && /"ph"|"p\\u0068"/.test(jsRecords[i]!)).length;
+    }
+    // both outcomes are common: routed records, and records with a ph that may not be routed
+    expect(routedSeen).toBeGreaterThan(200);
+    expect(keptSeen).toBeGreaterThan(200);
+    expect(fellBack).toBeLessThan(100);
   });
 
   it('never accepts a one-byte mutant the TypeScript scanner rejects or repairs', async () => {

@@ -4,7 +4,7 @@ import type { DeviceKind, Store } from '@tickwise/store';
 import { NS_PER, TickwiseError, type TimeUnit } from '@tickwise/time';
 import type { Diagnostic, ImportOptions, ImportResult } from './ireeperf-jsonl';
 import {
-  baseName, insertAssumption, insertCapture, insertCondition, insertDevice, insertDiagnostics, sourceJsonText, sqlString,
+  baseName, insertAssumption, insertCapture, insertCondition, insertDevice, insertDiagnostics, runJsonRead, sourceJsonText, sqlString,
   withTempDir,
 } from '../capture-rows';
 import { maxRecordBytesOf, scaleDecimal, scanJsonRecords } from '../json-records';
@@ -96,6 +96,9 @@ const STAGED = {
   _line: 'BIGINT', ph: 'VARCHAR', name: 'VARCHAR', cat: 'VARCHAR', pid: 'VARCHAR', tid: 'VARCHAR',
   _ts: 'VARCHAR', _dur: 'VARCHAR', args: 'JSON',
 } as const;
+
+/** The phases read from the stage (the rest, with no table, go to raw_records as they are). */
+const TABLED_PHASES = ['X', 'B', 'E', 'i', 'I', 'R', 'C', 'M'];
 
 /** Event fields read as exact text. */
 const EXACT = ['ts', 'dur', 'tts', 'tdur'] as const;
@@ -189,6 +192,9 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
           ...(/^10*$/.test(String(nsPerUnit * FS_PER_NS)) ? { nativeConvert: { kind: 'fs' as const, pow10: String(nsPerUnit * FS_PER_NS).length - 1 } } : {}),
           partBytes: STAGE_PART_BYTES,
           onPart: loader.into(0, 'tw_ct', Object.entries(STAGED).map(([k, t]) => `${k}: '${t}'`).join(', ')),
+          // events of a phase with no table (flows: 171k of a 174 MB Kineto trace's 546k events) go
+          // to raw_records as they are, not staged and read back (the native scanner only)
+          route: { key: 'ph', keep: TABLED_PHASES, out: join(dir, 'untabled.ndjson') },
         }],
         capture: META_KEYS.map((k) => [k]),
         onRestart: () => loader.restart(),
@@ -198,7 +204,8 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
     }
     await loader.finish(scan.lines, src.displayPath);
     for (const i of scan.issues) diags.push(i);
-    const records = scan.counts[0]!;
+    const routed = scan.routed?.[0] ?? null;
+    const records = scan.counts[0]! + (routed?.records ?? 0);
     if (records === 0) throw new TickwiseError('empty-input', traceMessages.noEvents(), { file: src.displayPath, line: 1 });
     const meta = (k: string) => scan.captured.get(k);
     const displayUnit = unquote(meta('displayTimeUnit'));
@@ -386,7 +393,8 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
         if (appended !== recs.length) throw new Error(`internal: ${appended} raw events read back of ${recs.length}`);
         await store.run(`INSERT INTO raw_records SELECT ${captureId}, 'chrome:' || r.ph, r._line, j.j FROM tw_ct_raw r POSITIONAL JOIN tw_ct_rawj j`);
       }
-      await eventDiagnostics(store, diags);
+      if (routed !== null && routed.records > 0) await insertRouted(store, captureId, routed.path);
+      await eventDiagnostics(store, captureId, diags);
 
       const traceSchema = unquote(meta('schemaVersion'));
       if (traceSchema !== undefined) await insertCondition(store, captureId, 'trace.schema_version', traceSchema);
@@ -437,7 +445,23 @@ async function looksEpoch(store: Store): Promise<boolean> {
   return typeof v === 'bigint' && v > 1_000_000_000_000_000_000n;
 }
 
-async function eventDiagnostics(store: Store, diags: Diagnostic[]): Promise<void> {
+/**
+ * Inserts the events the scanner routed away from the stage (phases with
+ * no table) into raw_records: each line is `{"_line":N,"_v":"<ph>","_j":
+ * <the event's text>}` (RecordSpec.route), taken apart as text, so the
+ * event's text is stored as it was written (read_json_objects hands each
+ * line's text through; a parse would round numbers).
+ */
+async function insertRouted(store: Store, captureId: number, path: string): Promise<void> {
+  const v = `strpos(t, ',"_v":"')`;
+  const j = `strpos(t, '","_j":')`;
+  await runJsonRead(store, (size) => `INSERT INTO raw_records
+    SELECT ${captureId}, 'chrome:' || substr(t, ${v} + 7, ${j} - ${v} - 7), substr(t, 10, ${v} - 10)::BIGINT, substr(t, ${j} + 7, length(t) - ${j} - 7)
+    FROM (SELECT json::VARCHAR AS t FROM read_json_objects(${sqlString(path)}, format = 'newline_delimited'${size === undefined ? '' : `, maximum_object_size = ${size}`}))`,
+  maxEventBytes());
+}
+
+async function eventDiagnostics(store: Store, captureId: number, diags: Diagnostic[]): Promise<void> {
   const r = (await store.query(
     {
       no_ph: 'number', no_ph_line: 'number?', no_ts: 'number', no_ts_line: 'number?', no_dur: 'number', no_dur_line: 'number?',
@@ -468,7 +492,8 @@ async function eventDiagnostics(store: Store, diags: Diagnostic[]): Promise<void
   if (r.unmatched_b > 0) diags.push({ severity: 'warning', code: 'unmatched-begin', message: traceMessages.unmatchedBeginEnd(r.unmatched_b, 'B'), line: at(r.unmatched_b_line) });
   if (r.unmatched_e > 0) diags.push({ severity: 'warning', code: 'unmatched-end', message: traceMessages.unmatchedBeginEnd(r.unmatched_e, 'E'), line: at(r.unmatched_e_line) });
   const raw = await store.query({ ph: 'string', n: 'number', line: 'number' },
-    `SELECT ph, count(*)::INTEGER AS n, min(_line) AS line FROM tw_ct_raw WHERE ph NOT IN ('M', 'E', 'C', '?') GROUP BY ph ORDER BY ph`);
+    `SELECT substr(record_type, 8) AS ph, count(*)::INTEGER AS n, min(line) AS line FROM raw_records
+      WHERE capture_id = ${captureId} AND record_type NOT IN ('chrome:M', 'chrome:E', 'chrome:C', 'chrome:?') GROUP BY ph ORDER BY ph`);
   if (raw.length > 0) {
     diags.push({
       severity: 'info', code: 'raw-events',
