@@ -145,19 +145,17 @@ export class Store {
 
   /** Runs a query and returns column names, DuckDB type names and rows. */
   async table(sql: string, params?: Params): Promise<{ columns: string[]; types: string[]; rows: Row[] }> {
+    const read = await this.readAll(sql, params);
+    const columns = read.columnNames();
+    return { columns, types: read.columnTypes().map((t) => t.toString()), rows: toRows(columns, read.getRows() as DuckDBValue[][]) };
+  }
+
+  private async readAll(sql: string, params?: Params) {
     const t0 = TRACE_SQL ? performance.now() : 0;
     try {
       const reader = params === undefined ? await this.conn.runAndReadAll(sql) : await this.conn.runAndReadAll(sql, params as never);
       if (TRACE_SQL) traceSql(t0, sql);
-      const columns = reader.columnNames();
-      const types = reader.columnTypes().map((t) => t.toString());
-      const raw = reader.getRows() as DuckDBValue[][];
-      const rows = raw.map((r) => {
-        const o: Row = {};
-        columns.forEach((c, i) => { o[c] = convertValue(r[i] as DuckDBValue); });
-        return o;
-      });
-      return { columns, types, rows };
+      return reader;
     } catch (e) {
       throw new QueryError(`query failed: ${(e as Error).message}`, sql, e);
     }
@@ -326,11 +324,7 @@ export class Store {
         throw new QueryError(`query failed: ${(e as Error).message}`, sql, e);
       }
       if (next.done) return;
-      yield next.value.map((r) => {
-        const o: Row = {};
-        for (let i = 0; i < names.length; i++) o[names[i]!] = convertValue(r[i] as DuckDBValue);
-        return o;
-      });
+      yield toRows(names, next.value);
     }
   }
 
@@ -398,4 +392,13 @@ function openFailure(message: string): string {
   if (/Could not set lock|Conflicting lock/i.test(first)) return 'the store is open for writing in another process (DuckDB holds its lock): wait for it to finish';
   if (/read-only|Read-only/i.test(first)) return 'cannot open the store for writing: read-only file system';
   return `cannot open the store: ${first}`;
+}
+
+/** Rows of DuckDB values as objects keyed by column name, each value converted (convertValue). */
+function toRows(columns: readonly string[], raw: DuckDBValue[][]): Row[] {
+  return raw.map((r) => {
+    const o: Row = {};
+    for (let i = 0; i < columns.length; i++) o[columns[i]!] = convertValue(r[i] as DuckDBValue);
+    return o;
+  });
 }
