@@ -1,6 +1,6 @@
 import { rm } from 'node:fs/promises';
 import { QueryError, type DeviceKind, type Store } from '@tickwise/store';
-import { processTempDir } from './source-file';
+import { firstInvalidUtf8Line, processTempDir } from './source-file';
 import type { Diagnostic } from './readers/ireeperf-jsonl';
 
 /**
@@ -116,6 +116,23 @@ export function duckdbCompression(c: string): string {
 export function duckdbLine(message: string): number | undefined {
   const m = /line (\d+)/.exec(message);
   return m ? Number(m[1]) : undefined;
+}
+
+/**
+ * The 1-based line of NDJSON file `path` holding the record DuckDB refused
+ * with `message`. DuckDB (1.5) names the line after a malformed record's
+ * own ("Malformed JSON ... at byte B in line N+1"; its transform and cast
+ * errors name the record's own): for invalid UTF-8, the one malformed
+ * record a scanner's output can hold, the file is searched for it; another
+ * malformed record is taken as the line before.
+ */
+export async function ndjsonErrorLine(message: string, path: string): Promise<number | undefined> {
+  if (/invalid UTF-8/i.test(message)) {
+    const line = await firstInvalidUtf8Line(path);
+    if (line !== undefined) return line;
+  }
+  const line = duckdbLine(message);
+  return line !== undefined && /Malformed JSON/.test(message) && /at byte \d+ in line/.test(message) ? Math.max(1, line - 1) : line;
 }
 
 /** A DuckDB error message without its class prefixes, file name and line. */

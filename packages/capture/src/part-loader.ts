@@ -1,6 +1,6 @@
 import { QueryError, sqlString, type Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
-import { cleanDuckdbMessage, duckdbLine } from './capture-rows';
+import { cleanDuckdbMessage, ndjsonErrorLine } from './capture-rows';
 import { sourceLineOf, type NdjsonPart } from './json-records';
 import { traceMessages } from './trace-messages';
 
@@ -91,7 +91,7 @@ export class PartLoader {
     await this.chain;
     if (this.failed) {
       const { spec, part, error } = this.failed;
-      const at = duckdbLine(error.message);
+      const at = await ndjsonErrorLine(error.message, part.path);
       throw new TickwiseError('bad-record', traceMessages.badRecord(cleanDuckdbMessage(error.message)), {
         file, line: sourceLineOf(lines[spec]!, at === undefined ? undefined : part.firstRecord + at), cause: error,
       });

@@ -535,6 +535,20 @@ export async function firstInvalidUtf8Line(path: string): Promise<number | undef
   }
 }
 
+/** The text of line `line` (1-based) of a plain file, without its newline; undefined past its end (for error paths). */
+export async function lineText(path: string, line: number): Promise<string | undefined> {
+  const { createReadStream } = await import('node:fs');
+  const { createInterface } = await import('node:readline');
+  const rl = createInterface({ input: createReadStream(path), crlfDelay: Infinity });
+  try {
+    let n = 0;
+    for await (const text of rl) if (++n === line) return text;
+    return undefined;
+  } finally {
+    rl.close();
+  }
+}
+
 /**
  * The 1-based line of the `nth` (1-based) match of a global regex in a
  * source (gzip decompressed), or undefined; for errors about values the

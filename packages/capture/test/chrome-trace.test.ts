@@ -198,6 +198,24 @@ describe('Chrome trace JSON: bad input', () => {
     expect((err as TickwiseError).where()).toMatch(/broken\.json:3: bad record: /);
   });
 
+  it('an event that is not UTF-8 stops with its own line, staged or routed (a flow), native scanner or not', { timeout: 60_000 }, async () => {
+    // DuckDB names the line after a malformed record's own: the reader finds the record itself
+    const dir = tmp();
+    const ok = (ph: string) => Buffer.from(`{"ph":"${ph}","cat":"kernel","name":"k","pid":1,"tid":2,"ts":1,"dur":2,"id":1},\n`);
+    for (const ph of ['X', 's']) {
+      const bad = Buffer.concat([Buffer.from(`{"ph":"${ph}","cat":"kernel","name":"bad`), Buffer.from([0xff, 0xfe]), Buffer.from('","pid":1,"tid":2,"ts":1,"dur":2,"id":1},\n')]);
+      const file = join(dir, `bad-utf8-${ph}.json`);
+      writeFileSync(file, Buffer.concat([Buffer.from('{"traceEvents":[\n'), ok('X'), ok('s'), bad, ok('f'), ok('X'), Buffer.from('{"ph":"M","name":"process_name","pid":1,"args":{"name":"GPU 0"}}\n]}\n')]));
+      for (const native of [true, false]) {
+        if (!native) vi.stubEnv('TICKWISE_JSONSCAN', '0');
+        const err = await load(file).catch((e: unknown) => e);
+        vi.unstubAllEnvs();
+        expect(err, `${ph}, native ${native}`).toBeInstanceOf(TickwiseError);
+        expect((err as TickwiseError).where(), `${ph}, native ${native}`).toMatch(/bad-utf8-[Xs]\.json:4: bad record: .*invalid UTF-8/);
+      }
+    }
+  });
+
   it('a schemaVersion beyond INTEGER (2^64-1, found by the import fuzz) is kept as its text, the capture imported', async () => {
     const dir = tmp();
     const file = join(dir, 'schema.json');

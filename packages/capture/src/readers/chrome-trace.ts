@@ -1,16 +1,16 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DeviceKind, Store } from '@tickwise/store';
+import { QueryError, type DeviceKind, type Store } from '@tickwise/store';
 import { NS_PER, TickwiseError, type TimeUnit } from '@tickwise/time';
 import type { Diagnostic, ImportOptions, ImportResult } from './ireeperf-jsonl';
 import {
-  baseName, insertAssumption, insertCapture, insertCondition, insertDevice, insertDiagnostics, runJsonRead, sourceJsonText, sqlString,
-  withTempDir,
+  baseName, cleanDuckdbMessage, insertAssumption, insertCapture, insertCondition, insertDevice, insertDiagnostics, ndjsonErrorLine, runJsonRead,
+  sourceJsonText, sqlString, withTempDir,
 } from '../capture-rows';
 import { maxRecordBytesOf, scaleDecimal, scanJsonRecords } from '../json-records';
 import { pickRecords } from '../pick-records';
 import { PartLoader, STAGE_PART_BYTES } from '../part-loader';
-import { sha256File, type SourceFile } from '../source-file';
+import { lineText, sha256File, type SourceFile } from '../source-file';
 import { traceMessages } from '../trace-messages';
 import type {} from '../reader-options'; // its ImportOptions fields
 
@@ -393,7 +393,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
         if (appended !== recs.length) throw new Error(`internal: ${appended} raw events read back of ${recs.length}`);
         await store.run(`INSERT INTO raw_records SELECT ${captureId}, 'chrome:' || r.ph, r._line, j.j FROM tw_ct_raw r POSITIONAL JOIN tw_ct_rawj j`);
       }
-      if (routed !== null && routed.records > 0) await insertRouted(store, captureId, routed.path);
+      if (routed !== null && routed.records > 0) await insertRouted(store, captureId, routed.path, src.displayPath);
       await eventDiagnostics(store, captureId, diags);
 
       const traceSchema = unquote(meta('schemaVersion'));
@@ -452,13 +452,22 @@ async function looksEpoch(store: Store): Promise<boolean> {
  * event's text is stored as it was written (read_json_objects hands each
  * line's text through; a parse would round numbers).
  */
-async function insertRouted(store: Store, captureId: number, path: string): Promise<void> {
+async function insertRouted(store: Store, captureId: number, path: string, file: string): Promise<void> {
   const v = `strpos(t, ',"_v":"')`;
   const j = `strpos(t, '","_j":')`;
-  await runJsonRead(store, (size) => `INSERT INTO raw_records
-    SELECT ${captureId}, 'chrome:' || substr(t, ${v} + 7, ${j} - ${v} - 7), substr(t, 10, ${v} - 10)::BIGINT, substr(t, ${j} + 7, length(t) - ${j} - 7)
-    FROM (SELECT json::VARCHAR AS t FROM read_json_objects(${sqlString(path)}, format = 'newline_delimited'${size === undefined ? '' : `, maximum_object_size = ${size}`}))`,
-  maxEventBytes());
+  try {
+    await runJsonRead(store, (size) => `INSERT INTO raw_records
+      SELECT ${captureId}, 'chrome:' || substr(t, ${v} + 7, ${j} - ${v} - 7), substr(t, 10, ${v} - 10)::BIGINT, substr(t, ${j} + 7, length(t) - ${j} - 7)
+      FROM (SELECT json::VARCHAR AS t FROM read_json_objects(${sqlString(path)}, format = 'newline_delimited'${size === undefined ? '' : `, maximum_object_size = ${size}`}))`,
+    maxEventBytes());
+  } catch (e) {
+    // an event the scanner passed and DuckDB did not (invalid UTF-8): its source line is the "_line" of its routed line
+    if (!(e instanceof QueryError)) throw e;
+    const at = await ndjsonErrorLine(e.message, path);
+    const text = at === undefined ? undefined : await lineText(path, at);
+    const line = text === undefined ? undefined : Number(/^\{"_line":(\d+),/.exec(text)?.[1]) || undefined;
+    throw new TickwiseError('bad-record', traceMessages.badRecord(cleanDuckdbMessage(e.message)), { file, line, cause: e });
+  }
 }
 
 async function eventDiagnostics(store: Store, captureId: number, diags: Diagnostic[]): Promise<void> {

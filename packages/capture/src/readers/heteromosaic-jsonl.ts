@@ -3,7 +3,7 @@ import { QueryError, type DeviceKind, type Store } from '@tickwise/store';
 import { NS_PER, TickwiseError, decimalToNs } from '@tickwise/time';
 import type { Diagnostic, ImportOptions, ImportResult } from './ireeperf-jsonl';
 import {
-  baseName, cleanDuckdbMessage, duckdbLine, insertAssumption, insertCapture, insertDevice, insertDiagnostics, sourceJsonSql, sqlString, withTempDir,
+  baseName, cleanDuckdbMessage, insertAssumption, insertCapture, insertDevice, insertDiagnostics, ndjsonErrorLine, sourceJsonSql, sqlString, withTempDir,
 } from '../capture-rows';
 import { scanJsonRecords, sourceLineOf } from '../json-records';
 import { sha256File, type SourceFile } from '../source-file';
@@ -67,7 +67,7 @@ export async function importHeteroMosaic(store: Store, src: SourceFile, opts: Im
       } catch (e) {
         if (!(e instanceof QueryError)) throw e;
         throw new TickwiseError('bad-record', traceMessages.badRecord(cleanDuckdbMessage(e.message)), {
-          file: src.displayPath, line: sourceLineOf(scan.lines[0]!, duckdbLine(e.message)), cause: e,
+          file: src.displayPath, line: sourceLineOf(scan.lines[0]!, await ndjsonErrorLine(e.message, out)), cause: e,
         });
       }
       for (const f of REQUIRED) {

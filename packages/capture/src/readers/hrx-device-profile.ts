@@ -3,10 +3,10 @@ import { QueryError, type DeviceKind, type Store } from '@tickwise/store';
 import { TickwiseError, mapFromFrequency } from '@tickwise/time';
 import { checkAssumedTickHz, tickBeyondNsSql, tickNsInRangeSql, type Diagnostic, type ImportOptions, type ImportResult } from './ireeperf-jsonl';
 import {
-  baseName, cleanDuckdbMessage, deviceKindFromText, duckdbLine, insertAssumption, insertCapture, insertDevice, insertDiagnostics, sqlString, withTempDir,
+  baseName, cleanDuckdbMessage, deviceKindFromText, insertAssumption, insertCapture, insertDevice, insertDiagnostics, ndjsonErrorLine, sqlString, withTempDir,
 } from '../capture-rows';
 import { scanJsonRecords, sourceLineOf, type JsonPath } from '../json-records';
-import { firstInvalidUtf8Line, lineOfNthMatch, matchesByLine, sha256File, type SourceFile } from '../source-file';
+import { lineOfNthMatch, matchesByLine, sha256File, type SourceFile } from '../source-file';
 import { traceMessages } from '../trace-messages';
 import type {} from '../reader-options'; // its ImportOptions fields
 
@@ -91,8 +91,7 @@ export async function importHrxDeviceProfile(store: Store, src: SourceFile, opts
               queue: 'VARCHAR', id: 'VARCHAR'})`);
       } catch (e) {
         if (!(e instanceof QueryError)) throw e;
-        // DuckDB's line for a UTF-8 error is one past the record's: find the record itself
-        const ndjsonLine = /invalid UTF-8/i.test(e.message) ? (await firstInvalidUtf8Line(out)) ?? duckdbLine(e.message) : duckdbLine(e.message);
+        const ndjsonLine = await ndjsonErrorLine(e.message, out);
         throw new TickwiseError('bad-record', traceMessages.badRecord(cleanDuckdbMessage(e.message)), {
           file: src.displayPath, line: sourceLineOf(scan.lines[0]!, ndjsonLine), cause: e,
         });
