@@ -193,8 +193,9 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
           partBytes: STAGE_PART_BYTES,
           onPart: loader.into(0, 'tw_ct', Object.entries(STAGED).map(([k, t]) => `${k}: '${t}'`).join(', ')),
           // events of a phase with no table (flows: 171k of a 174 MB Kineto trace's 546k events) go
-          // to raw_records as they are, not staged and read back (the native scanner only)
-          route: { key: 'ph', keep: TABLED_PHASES, out: join(dir, 'untabled.ndjson') },
+          // to raw_records as they are, not staged and read back (the native scanner only;
+          // TICKWISE_CHROME_ROUTE=0 stages them, for comparison: the store is the same)
+          ...(process.env['TICKWISE_CHROME_ROUTE'] === '0' ? {} : { route: { key: 'ph', keep: TABLED_PHASES, out: join(dir, 'untabled.ndjson') } }),
         }],
         capture: META_KEYS.map((k) => [k]),
         onRestart: () => loader.restart(),
