@@ -8,6 +8,7 @@ import { sanitizeJsonl } from '../jsonl-sanitize';
 import { processTempDir, sha256File, type SourceFile } from '../source-file';
 import { tickNsSql } from '../tick-sql';
 import { createTempFromJson, dropSplit, stageSplit } from '../ireeperf-split';
+import { duckdbLine } from '../capture-rows';
 
 /** ireeperf-jsonl schema versions this reader understands. */
 export const IREEPERF_SCHEMA_VERSIONS = [15] as const;
@@ -202,12 +203,6 @@ async function fieldOfBadValue(path: string, line: number, message: string): Pro
     return m?.[1];
   }
   return undefined;
-}
-
-/** DuckDB reports the failing record as "line N" (records, not file lines). */
-function duckdbLine(message: string): number | undefined {
-  const m = /line (\d+)/.exec(message);
-  return m ? Number(m[1]) : undefined;
 }
 
 function cleanDuckdbMessage(message: string): string {
