@@ -874,7 +874,7 @@ export async function scanJsonRecords(src: SourceFile, opts: ScanOptions): Promi
     if (plan !== null) {
       const native = await scanNative(bin, src, opts, plan, capdir);
       if (native.result !== null) return native.result;
-      if (process.env['TICKWISE_TRACE_SCAN']) process.stderr.write(`tw-jsonscan: ${native.why}; the TypeScript scanner reads ${file}\n`);
+      if (process.env['TICKWISE_TRACE_SCAN']) process.stderr.write(`tw-jsonscan: ${native.why.replace(/^tw-jsonscan: /, '')}; the TypeScript scanner reads ${file}\n`);
       if (native.emitted) opts.onRestart!();
     }
   }
