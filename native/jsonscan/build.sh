@@ -13,5 +13,6 @@ mkdir -p "$here/build"
 zlib=()
 if echo '#include <zlib.h>' | g++ -x c++ -fsyntax-only - 2>/dev/null; then zlib=(-DTW_HAVE_ZLIB); fi
 libs=(); [ ${#zlib[@]} -gt 0 ] && libs=(-lz)
+trap 'rm -f "$out.tmp.$$"' EXIT
 g++ -std=c++17 -O2 -Wall -Wextra "${zlib[@]}" -o "$out.tmp.$$" "$src" "${libs[@]}"
 mv "$out.tmp.$$" "$out"   # a rename: a build running beside this one (scripts/tickwise) never sees half a binary
