@@ -30,6 +30,8 @@ import type {} from '../reader-options'; // its ImportOptions fields
  *     gpu_memcpy/gpu_memset --> host_events (kind = cat, device set)
  *     other spans, instants --> host_events;  C --> metric_samples
  *     M, flows, async, objects, unmatched E --> raw_records (nothing dropped)
+ *   (the native scanner routes a flow, async or other untabled event past tw_ct: its own file
+ *    --read_json_objects, the text as written--> raw_records; insertRouted)
  * ```
  * The clock: Kineto's `baseTimeNanoseconds` makes the timeline CLOCK_REALTIME;
  * otherwise the trace does not say, and `traceClock` names it (else the
