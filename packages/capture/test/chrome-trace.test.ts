@@ -95,6 +95,9 @@ describe('Chrome trace JSON: units and precision', () => {
     events.push('{\r\n  "ph": "t",\r\n  "id": 12345678901234567890,\r\n  "ts": 1.0e3\r\n}');
     const synthetic = join(tmp(), 'phases.json');
     writeFileSync(synthetic, `{"traceEvents":[\n${events.join(',\n')}\n]}`);
+    // and a trace of flows only: nothing is staged when every event is routed
+    const flowsOnly = join(tmp(), 'flows-only.json');
+    writeFileSync(flowsOnly, `{"traceEvents":[\n${[ev('"ph":"s",', 1), ev('"ph":"f",', 2)].join(',\n')}\n]}`);
     const stored = async (file: string, native: boolean) => {
       if (!native) vi.stubEnv('TICKWISE_JSONSCAN', '0');
       try {
@@ -110,11 +113,11 @@ describe('Chrome trace JSON: units and precision', () => {
     };
     // and two real Kineto traces (flows, metadata), where the shared fixtures are
     const real = ['hta_cuda_event_sync_multi_stream.json.gz', 'hta_nccl_data.json.gz'].map((f) => resolve(ROOT, '../shared/fixtures/external/chrome-trace', f));
-    for (const file of [synthetic, ...real.filter((f) => existsSync(f))]) {
+    for (const file of [synthetic, flowsOnly, ...real.filter((f) => existsSync(f))]) {
       const js = await stored(file, false);
       const nat = await stored(file, true);
       expect(nat, file).toEqual(js);
-      expect(js.raw.filter((r) => /^chrome:[sf]$/.test(String(r['record_type']))).length, file).toBeGreaterThan(file === synthetic ? 1 : 40);
+      expect(js.raw.filter((r) => /^chrome:[sf]$/.test(String(r['record_type']))).length, file).toBeGreaterThan(file === synthetic || file === flowsOnly ? 1 : 40);
     }
   });
 
