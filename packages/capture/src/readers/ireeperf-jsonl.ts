@@ -5,7 +5,7 @@ import { QueryError, sqlString, type DeviceKind, type Severity, type Store } fro
 import { TickwiseError, fitClock, mapFromFrequency, type ClockFit, type ClockSample } from '@tickwise/time';
 import { captureMessages } from '../messages';
 import { sanitizeJsonl } from '../jsonl-sanitize';
-import { processTempDir, sha256File, type SourceFile } from '../source-file';
+import { lineText, processTempDir, sha256File, type SourceFile } from '../source-file';
 import { tickNsSql } from '../tick-sql';
 import { createTempFromJson, dropSplit, stageSplit } from '../ireeperf-split';
 import { duckdbLine } from '../capture-rows';
@@ -192,17 +192,9 @@ async function stageScan(store: Store, path: string, compression: string, split:
 async function fieldOfBadValue(path: string, line: number, message: string): Promise<string | undefined> {
   const token = /numerical: (\S+)/.exec(message)?.[1] ?? /value "?([^"\s]+)"?/.exec(message)?.[1];
   if (token === undefined) return undefined;
-  const { createReadStream } = await import('node:fs');
-  const { createInterface } = await import('node:readline');
-  const rl = createInterface({ input: createReadStream(path), crlfDelay: Infinity });
-  let n = 0;
-  for await (const text of rl) {
-    if (++n < line) continue;
-    rl.close();
-    const m = new RegExp(`"([^"]+)"\\s*:\\s*"?${token.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"?\\s*[,}]`).exec(text);
-    return m?.[1];
-  }
-  return undefined;
+  const text = await lineText(path, line);
+  if (text === undefined) return undefined;
+  return new RegExp(`"([^"]+)"\\s*:\\s*"?${token.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"?\\s*[,}]`).exec(text)?.[1];
 }
 
 function cleanDuckdbMessage(message: string): string {
