@@ -4,7 +4,7 @@
  * file-backed store, against `JSON.parse` of the same file (and Python's
  * `json.load` when python3 exists), each in a fresh child process.
  *
- *   scripts/bench-trace-import [--mb 150] [--reps 3] [--gz] [--only chrome|rocprof] [--no-import] [--no-python]
+ *   scripts/bench-trace-import [--mb 150] [--reps 3] [--gz] [--only chrome|chrome-be|rocprof] [--no-import] [--no-python]
  *
  * Inputs are built from the real fixtures by repetition (nothing large is
  * committed): the Kineto trace `hta_trace_diff_control.json.gz` (HTA's
@@ -13,6 +13,10 @@
  * `tracelens_908_results.json.gz` (MI300, 43,915 dispatches) has its
  * kernel_dispatch records repeated with their timestamps shifted. Each is
  * cut to about --mb MB and cached under $TMPDIR/tickwise-bench-trace.
+ * `chrome-be` is generated (no real trace of that shape is in the
+ * fixtures): the B/E layout of chrome://tracing and Perfetto's JSON, nested
+ * 1-4 deep on 8 threads, ~2M events per 150 MB, an instant now and then;
+ * its check pairs B and E with a stack per thread.
  *
  * Steps: JSON.parse (the baseline), python3's json.load, the TypeScript
  * scanner alone (`TICKWISE_JSONSCAN=0`), the native scanner alone
@@ -105,8 +109,41 @@ interface Input {
   bytes: number;
 }
 
-async function prepare(kind: 'chrome' | 'rocprof'): Promise<Input> {
-  const plain = join(work, `${kind === 'chrome' ? 'kineto' : 'rocprofv3'}-${mb}mb.json`);
+type Kind = 'chrome' | 'chrome-be' | 'rocprof';
+/** The reader a kind goes to. */
+const formatOf = (kind: Kind): 'chrome' | 'rocprof' => (kind === 'rocprof' ? 'rocprof' : 'chrome');
+
+/** B/E events (Chrome's own layout): nested 1-4 deep, 8 threads, fractional us, an instant every 50th nest. */
+async function writeBeginEnd(bytes: number, out: string): Promise<void> {
+  const w = createWriteStream(out);
+  let written = 0;
+  const put = async (t: string) => {
+    written += t.length;
+    if (!w.write(t)) await once(w, 'drain');
+  };
+  await put('{"traceEvents":[\n{"ph":"M","name":"process_name","pid":1,"args":{"name":"renderer"}}');
+  const ts = new Array<number>(8).fill(0); // in ns, written as us with 3 decimals
+  for (let n = 0; written < bytes; n++) {
+    const tid = n % 8;
+    const depth = 1 + (n % 4);
+    for (let d = 0; d < depth; d++) {
+      ts[tid]! += 1500;
+      await put(`,\n{"ph":"B","name":"fn_${d}_${n % 97}","cat":"v8,devtools","pid":1,"tid":${tid},"ts":${ts[tid]! / 1000},"args":{"depth":${d},"id":${n}}}`);
+    }
+    for (let d = 0; d < depth; d++) {
+      ts[tid]! += 2250;
+      await put(`,\n{"ph":"E","pid":1,"tid":${tid},"ts":${ts[tid]! / 1000}}`);
+    }
+    if (n % 50 === 0) await put(`,\n{"ph":"i","name":"mark","s":"t","pid":1,"tid":${tid},"ts":${ts[tid]! / 1000}}`);
+  }
+  w.write('\n]}\n');
+  w.end();
+  await once(w, 'finish');
+}
+
+async function prepare(kind: Kind): Promise<Input> {
+  const plain = join(work, `${kind === 'chrome' ? 'kineto' : kind === 'chrome-be' ? 'begin-end' : 'rocprofv3'}-${mb}mb.json`);
+  if (kind === 'chrome-be' && !existsSync(plain)) await writeBeginEnd(mb * 1e6, plain);
   if (!existsSync(plain)) {
     console.error(`generating ~${mb} MB -> ${plain}`);
     const src = kind === 'chrome' ? join(fixtures, 'chrome-trace/hta_trace_diff_control.json.gz') : join(fixtures, 'rocprofv3-json/tracelens_908_results.json.gz');
@@ -116,7 +153,7 @@ async function prepare(kind: 'chrome' | 'rocprof'): Promise<Input> {
   }
   const file = gz ? `${plain}.gz` : plain;
   if (gz && !existsSync(file)) writeFileSync(file, gzipSync(readFileSync(plain), { level: 6 }));
-  return { name: kind === 'chrome' ? 'Chrome trace (Kineto)' : 'rocprofv3 JSON', file, bytes: statSync(plain).size };
+  return { name: kind === 'chrome' ? 'Chrome trace (Kineto)' : kind === 'chrome-be' ? 'Chrome trace (B/E, generated)' : 'rocprofv3 JSON', file, bytes: statSync(plain).size };
 }
 
 interface Run {
@@ -201,7 +238,7 @@ print(json.dumps({'s': time.perf_counter() - t0, 'cpu_s': time.process_time() - 
  * event of its own phase with no staging field. Prints one line; a
  * mismatch exits 1.
  */
-function verify(kind: 'chrome' | 'rocprof', file: string): void {
+function verify(kind: Kind, file: string): void {
   const db = join(work, 'bench.duckdb');
   const code = `
     import { readFileSync } from 'node:fs';
@@ -210,6 +247,7 @@ function verify(kind: 'chrome' | 'rocprof', file: string): void {
     const file = ${JSON.stringify(file)}, kind = ${JSON.stringify(kind)};
     const s = await Store.open(${JSON.stringify(db)}, { readOnly: true });
     const got = new Map((await s.rows('SELECT kernel, count(*) AS n, sum(dur_ns) AS d FROM dispatches GROUP BY kernel')).map((r) => [r.kernel, r.n + ' ' + r.d]));
+    const slices = (await s.rows("SELECT count(*) AS n, sum(dur_ns) AS d, count(*) FILTER (WHERE NOT valid) AS bad FROM host_events WHERE kind = 'slice'"))[0];
     // a stored text need not be valid JSON (the appender does not check it): tested first
     const raw = await s.rows(\`SELECT count(*) AS n, count(*) FILTER (WHERE NOT json_valid(json::VARCHAR) OR json::VARCHAR LIKE '%"_line"%' OR json::VARCHAR LIKE '%"_ts"%'
       OR CASE WHEN json_valid(json::VARCHAR) THEN json_extract_string(json::VARCHAR, '$.ph') END IS DISTINCT FROM substr(record_type, 8)) AS bad FROM raw_records\`);
@@ -225,7 +263,20 @@ function verify(kind: 'chrome' | 'rocprof', file: string): void {
       const v = JSON.parse(text);
       const want = new Map();
       const add = (name, d) => { const w = want.get(name) ?? { n: 0n, d: 0n }; w.n++; w.d += d; want.set(name, w); };
-      if (kind === 'chrome') {
+      if (kind === 'chrome-be') {
+        // B/E: a stack per thread (the generated events are in time order); the store's slices, their count and summed durations
+        const open = new Map();
+        let n = 0n, d = 0n;
+        for (const e of v.traceEvents) {
+          if (e.ph !== 'B' && e.ph !== 'E') continue;
+          const st = open.get(e.tid) ?? [];
+          open.set(e.tid, st);
+          if (e.ph === 'B') st.push(BigInt(Math.round(e.ts * 1000)));
+          else { n++; d += BigInt(Math.round(e.ts * 1000)) - st.pop(); }
+        }
+        if (slices.n !== n || slices.d !== d || slices.bad !== 0n) bad++;
+        out.push((bad ? 'MISMATCH: ' + slices.n + ' slices, ' + slices.d + ' ns' : 'B/E slices equal a stack per thread') + ' (' + n + ' pairs, ' + d + ' ns)');
+      } else if (kind === 'chrome') {
         // Kineto writes whole-microsecond ts: a kernel's duration is its dur in ns
         for (const e of v.traceEvents) if (e.ph === 'X' && e.cat === 'kernel' && Number.isInteger(e.ts)) add(e.name, BigInt(Math.round(e.dur * 1000)));
       } else {
@@ -237,7 +288,7 @@ function verify(kind: 'chrome' | 'rocprof', file: string): void {
       let n = 0n;
       for (const [k, w] of want) { n += w.n; if (got.get(k) !== w.n + ' ' + w.d) bad++; }
       if (got.size !== want.size) bad++;
-      out.push((bad ? 'MISMATCH in ' + bad + ' kernel(s)' : "kernel counts and summed durations equal JSON.parse's") + ' (' + want.size + ' kernels, ' + n + ' dispatches)');
+      if (kind !== 'chrome-be') out.push((bad ? 'MISMATCH in ' + bad + ' kernel(s)' : "kernel counts and summed durations equal JSON.parse's") + ' (' + want.size + ' kernels, ' + n + ' dispatches)');
     } else {
       out.push('kernel totals not checked (the file is beyond one V8 string)');
     }
@@ -261,14 +312,14 @@ const steps = [
   ...(args.includes('--no-import') ? [] : [['import', 'importInput (end to end)']]),
 ] as const;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const kinds = (['chrome', 'rocprof'] as const).filter((k) => !only || k === only);
+const kinds = (['chrome', 'chrome-be', 'rocprof'] as const).filter((k) => !only || k === only);
 const rows: string[] = [];
 for (const kind of kinds) {
   const input = await prepare(kind);
   const runs = new Map<string, Run[]>();
   for (let i = 0; i < reps; i++) {
     for (const [step] of steps) {
-      const r = child(step, kind, input.file);
+      const r = child(step, formatOf(kind), input.file);
       if (r) runs.set(step, [...(runs.get(step) ?? []), r]);
     }
     console.error(`${input.name} rep ${i + 1}: ${steps.map(([s]) => `${s} ${runs.get(s)?.at(-1)?.s.toFixed(2) ?? '-'} s`).join(', ')}`);
