@@ -41,11 +41,22 @@ export class Store {
   /** Opened read-only: nothing this process does can change what a query returns (analyses may memoize). */
   readonly readOnly: boolean;
 
-  private constructor(path: string, instance: DuckDBInstance, conn: DuckDBConnection, readOnly: boolean) {
+  private constructor(path: string, instance: DuckDBInstance, conn: DuckDBConnection, readOnly: boolean, private readonly owner = true) {
     this.path = path;
     this.instance = instance;
     this.conn = conn;
     this.readOnly = readOnly;
+  }
+
+  /**
+   * A second connection to the same database, for a statement that runs
+   * while this connection runs another (DuckDB runs a query on the thread
+   * that asked for it, and more only as `threads` allows). Its TEMP tables
+   * are its own; the tables of a database attached to either (`ATTACH
+   * ':memory:' AS x`) are shared. {@link close} closes only the connection.
+   */
+  async sibling(): Promise<Store> {
+    return new Store(this.path, this.instance, await this.instance.connect(), this.readOnly, false);
   }
 
   /**
@@ -373,6 +384,10 @@ export class Store {
 
   /** Checkpoints and closes the store. */
   async close(): Promise<void> {
+    if (!this.owner) {
+      this.conn.closeSync();
+      return;
+    }
     try {
       if (this.path !== ':memory:') await this.conn.run('CHECKPOINT').catch(() => undefined);
     } finally {

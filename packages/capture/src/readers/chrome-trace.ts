@@ -145,6 +145,39 @@ const ARG_FIELDS = (args: string) => `json_extract_string(${args}, [${ARG_KEYS.m
 /** SQL: one of ARG_KEYS of a span-table row (its `ax`), as text. */
 const ARG = (k: ArgField) => `ax[${ARG_KEYS.indexOf(k) + 1}]`;
 
+/** The in-memory database the span tables live in while an import runs (shared by its two connections). */
+const SHARED = 'tw_ct_mem';
+
+/**
+ * Runs two lists of statements: at once, `a` on this connection and `b` on a
+ * second one (see Store.sibling), each on one thread, when `balanced` (each
+ * has work enough to keep a core busy while the other runs); else `a` then
+ * `b` on this connection with all its threads. A table two threads insert
+ * into is written twice (the checkpoint rewrites it: 331k host events, 1.7-2.1
+ * s of CPU against 1.0 s on one thread), and two one-thread inserts side by
+ * side take about as long as one two-thread insert; but one insert alone on
+ * one thread takes ~1.6x as long. `TICKWISE_CHROME_LANES=1` or `2` forces one
+ * way (to compare; the rows are the same).
+ */
+async function twoLanes(store: Store, balanced: boolean, a: (s: Store) => Promise<void>, b: (s: Store) => Promise<void>): Promise<void> {
+  const lanes = process.env['TICKWISE_CHROME_LANES'];
+  if (lanes === '1' || (lanes !== '2' && !balanced)) {
+    await a(store);
+    await b(store);
+    return;
+  }
+  const threads = Number(await store.scalar(`SELECT current_setting('threads')`)) || 1;
+  const second = await store.sibling();
+  await store.run('SET threads = 1');
+  try {
+    const done = await Promise.allSettled([a(store), b(second)]);
+    for (const d of done) if (d.status === 'rejected') throw d.reason;
+  } finally {
+    await second.close();
+    await store.run(`SET threads = ${threads}`);
+  }
+}
+
 /** Categories that are not device kernels even inside a device process. */
 const NOT_KERNEL = `memcpy|memset|annotation|runtime|driver|cpu_op|python|user|ac2g|flow|overhead|trace`;
 
@@ -302,7 +335,11 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
         WHERE is_b AND NOT e_is_b`);
       // each staged time is converted once, in the innermost select: DuckDB does not share a conversion between
       // the expressions that use it (5 of the start's), and sharing them saved 60 ms on the 375k spans of a 174 MB trace
-      await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_span AS SELECT *, CASE
+      // the spans, their devices and the view over both live in an attached in-memory database, not in TEMP tables
+      // (which are this connection's own): the final inserts below run on two connections at once
+      await store.run(`DETACH DATABASE IF EXISTS ${SHARED}`);
+      await store.run(`ATTACH ':memory:' AS ${SHARED}`);
+      await store.run(`CREATE OR REPLACE TABLE ${SHARED}.tw_ct_span AS SELECT *, CASE
           WHEN ${SYNC_CAT} THEN 'sync'
           WHEN regexp_matches(lcat, 'memcpy|memset') THEN 'copy'
           WHEN list_has_any(string_split(replace(lcat, ' ', ''), ','), ['kernel', 'kernels', 'gpu_kernel', 'npu_kernel']) THEN 'kernel'
@@ -322,22 +359,22 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
           WHERE c.ph IN ('X', 'B')))`);
 
       // ---- devices: one per process holding kernels (args.device when every kernel has one) ----
-      const allDev = Number(await store.scalar(`SELECT count(*) FILTER (WHERE TRY_CAST(${ARG('device')} AS INTEGER) IS NULL) FROM tw_ct_span WHERE class = 'kernel'`)) === 0;
-      await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_dev AS
+      const allDev = Number(await store.scalar(`SELECT count(*) FILTER (WHERE TRY_CAST(${ARG('device')} AS INTEGER) IS NULL) FROM ${SHARED}.tw_ct_span WHERE class = 'kernel'`)) === 0;
+      await store.run(`CREATE OR REPLACE TABLE ${SHARED}.tw_ct_dev AS
         SELECT pid, (dense_rank() OVER (ORDER BY TRY_CAST(pid AS BIGINT) NULLS LAST, pid) - 1)::INTEGER AS dev_index,
           max(pkind) AS pkind, max(pname) AS pname, max(dpname) AS dpname
-        FROM tw_ct_span WHERE class IN ('kernel', 'copy', 'sync') GROUP BY pid`);
+        FROM ${SHARED}.tw_ct_span WHERE class IN ('kernel', 'copy', 'sync') GROUP BY pid`);
       const device = allDev ? `TRY_CAST(s.${ARG('device')} AS INTEGER)` : 'd.dev_index';
-      await store.run(`CREATE OR REPLACE TEMP VIEW tw_ct_k AS
+      await store.run(`CREATE OR REPLACE VIEW ${SHARED}.tw_ct_k AS
         SELECT s.*, ${device} AS device, d.pkind AS dkind, d.pname AS dname, d.dpname AS ddpname,
           coalesce(TRY_CAST(s.${ARG('stream')} AS INTEGER), TRY_CAST(s.tid AS INTEGER)) AS queue,
           ${ns('s.ts')} AS s_ns, ${ns('s.te')} AS e_ns
-        FROM tw_ct_span s LEFT JOIN tw_ct_dev d ON d.pid IS NOT DISTINCT FROM s.pid`);
+        FROM ${SHARED}.tw_ct_span s LEFT JOIN ${SHARED}.tw_ct_dev d ON d.pid IS NOT DISTINCT FROM s.pid`);
       // kind and name from the trace's own metadata: the process's name/labels, and deviceProperties[id = args.device, else pid].name
       const devices = await store.query({ device: 'number', kind: 'string?', name: 'string?', model: 'string?', pid: 'string?', kernels: 'number' },
         `SELECT k.device, max(k.dkind) AS kind, max(k.dname) AS name, coalesce(max(dp.name), max(k.ddpname)) AS model, min(k.pid) AS pid,
             count(*) FILTER (WHERE k.class = 'kernel')::INTEGER AS kernels
-          FROM tw_ct_k k LEFT JOIN tw_ct_devprop dp ON ${allDev ? 'dp.id = k.device::VARCHAR' : 'false'}
+          FROM ${SHARED}.tw_ct_k k LEFT JOIN tw_ct_devprop dp ON ${allDev ? 'dp.id = k.device::VARCHAR' : 'false'}
           WHERE k.class IN ('kernel', 'copy', 'sync') AND k.device IS NOT NULL GROUP BY k.device ORDER BY k.device`);
       for (const d of devices) {
         const kind: DeviceKind = opts.deviceKind ?? (d.kind === 'npu' || d.kind === 'gpu' || d.kind === 'other' ? d.kind : 'gpu');
@@ -351,58 +388,69 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
 
       opts.onProgress?.('loading tables');
       const grid = (i: number) => `TRY_CAST(args->'grid'->>${i} AS UINTEGER)`;
-      await store.run(`INSERT INTO dispatches
-        SELECT ${captureId}, device, queue, NULL, NULL, NULL, TRY_CAST(${ARG('correlation')} AS UBIGINT), NULL, NULL, coalesce(name, 'unknown'),
-          s_ns, e_ns, e_ns - s_ns, NULL, NULL, TRY_CAST(src_dur AS BIGINT), '${timeSource}',
-          s_ns IS NOT NULL AND e_ns IS NOT NULL AND e_ns > s_ns, ${grid(0)}, ${grid(1)}, ${grid(2)}, NULL, line
-        FROM tw_ct_k WHERE class = 'kernel' ORDER BY line`);
       // copies/memsets and sync markers keep their device and stream; a sync marker's stream is the one it is on,
       // else the one it waits on (Event Sync, Context Sync: stream -1). A zero-length host span is valid (a call or
       // wait shorter than the trace's resolution: Kineto writes whole microseconds); only a negative one is not
       const stream = (k: ArgField) => `CASE WHEN TRY_CAST(${ARG(k)} AS BIGINT) >= 0 THEN TRY_CAST(${ARG(k)} AS INTEGER) END`;
-      // not sorted by line: the span table's LEFT JOINs leave a few rows of a chunk late (18 of 332k in a 174 MB
-      // Kineto trace), and sorting these wide rows cost 2.5 s and 280 MB more RSS on a 1 GB trace
-      await store.run(`INSERT INTO host_events
-        SELECT ${captureId}, CASE WHEN class IN ('copy', 'sync') THEN device END,
-          CASE WHEN class = 'copy' THEN queue WHEN class = 'sync' THEN coalesce(${stream('stream')}, ${stream('wait_on_stream')}) END,
-          CASE WHEN class IN ('copy', 'sync') THEN lcat ELSE 'slice' END, cat, name,
-          TRY_CAST(${ARG('correlation')} AS UBIGINT), NULL, NULL, NULL, TRY_CAST(tid AS BIGINT),
-          s_ns, e_ns, e_ns - s_ns, '${timeSource}', s_ns IS NOT NULL AND e_ns IS NOT NULL AND e_ns >= s_ns,
-          ${HOST_ARGS}, line
-        FROM tw_ct_k WHERE class <> 'kernel'`);
-      await store.run(`INSERT INTO host_events
-        SELECT ${captureId}, NULL, NULL, 'instant', cat, name, NULL, NULL, NULL, NULL, TRY_CAST(tid AS BIGINT),
-          ${ns('_ts', true)} AS s_ns, s_ns, 0, '${timeSource}', s_ns IS NOT NULL, ${HOST_ARGS}, _line
-        FROM tw_ct WHERE ph IN ('i', 'I', 'R')`);
-      await store.run(`INSERT INTO metric_samples
-        SELECT ${captureId}, NULL, NULL, NULL, name || CASE WHEN k = 'value' THEN '' ELSE '.' || k END, NULL, 'chrome_counter',
-          ${ns('_ts', true)} AS t_ns, t_ns, TRY_CAST(args->>k AS DOUBLE), _line
-        FROM (SELECT *, unnest(json_keys(args)) AS k FROM tw_ct WHERE ph = 'C' AND args IS NOT NULL) ORDER BY _line`);
+      // two lanes (host spans, instants, counters, staged raw events | kernels, routed raw events) when the smaller
+      // has half the rows of the larger or more: 174 MB Kineto (331k host spans | 40k kernels, 171k flows), 5
+      // alternating runs, 0.3-1.1 s faster each, ~0.5 s less CPU; a B/E trace (1M host spans | nothing), 1.2-1.7 s
+      // slower in 2 of 3. Each table is written by one statement on one connection: host_events split in two
+      // halves written at once took 0.4 s less to insert and 0.5 s more to checkpoint
+      const spans = (await store.query({ kernels: 'number', host: 'number' },
+        `SELECT count(*) FILTER (WHERE class = 'kernel')::INTEGER AS kernels, count(*) FILTER (WHERE class <> 'kernel')::INTEGER AS host FROM ${SHARED}.tw_ct_span`))[0]!;
+      const laneB = spans.kernels + (routed?.records ?? 0);
+      await twoLanes(store, Math.min(laneB, spans.host) >= 0.5 * Math.max(laneB, spans.host), async (a) => {
+        // not sorted by line: the span table's LEFT JOINs leave a few rows of a chunk late (18 of 332k in a 174 MB
+        // Kineto trace), and sorting these wide rows cost 2.5 s and 280 MB more RSS on a 1 GB trace
+        await a.run(`INSERT INTO host_events
+          SELECT ${captureId}, CASE WHEN class IN ('copy', 'sync') THEN device END,
+            CASE WHEN class = 'copy' THEN queue WHEN class = 'sync' THEN coalesce(${stream('stream')}, ${stream('wait_on_stream')}) END,
+            CASE WHEN class IN ('copy', 'sync') THEN lcat ELSE 'slice' END, cat, name,
+            TRY_CAST(${ARG('correlation')} AS UBIGINT), NULL, NULL, NULL, TRY_CAST(tid AS BIGINT),
+            s_ns, e_ns, e_ns - s_ns, '${timeSource}', s_ns IS NOT NULL AND e_ns IS NOT NULL AND e_ns >= s_ns,
+            ${HOST_ARGS}, line
+          FROM ${SHARED}.tw_ct_k WHERE class <> 'kernel'`);
+        await a.run(`INSERT INTO host_events
+          SELECT ${captureId}, NULL, NULL, 'instant', cat, name, NULL, NULL, NULL, NULL, TRY_CAST(tid AS BIGINT),
+            ${ns('_ts', true)} AS s_ns, s_ns, 0, '${timeSource}', s_ns IS NOT NULL, ${HOST_ARGS}, _line
+          FROM tw_ct WHERE ph IN ('i', 'I', 'R')`);
+        await a.run(`INSERT INTO metric_samples
+          SELECT ${captureId}, NULL, NULL, NULL, name || CASE WHEN k = 'value' THEN '' ELSE '.' || k END, NULL, 'chrome_counter',
+            ${ns('_ts', true)} AS t_ns, t_ns, TRY_CAST(args->>k AS DOUBLE), _line
+          FROM (SELECT *, unnest(json_keys(args)) AS k FROM tw_ct WHERE ph = 'C' AND args IS NOT NULL) ORDER BY _line`);
 
-      // ---- what has no table: metadata, flows, async, objects, unmatched E, events without ph ----
-      await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_raw AS
-        SELECT rowid AS rec, _line, coalesce(ph, '?') AS ph FROM tw_ct
-        WHERE ph IS NULL OR ph NOT IN ('X', 'B', 'E', 'i', 'I', 'R', 'C')
-           OR (ph = 'E' AND rowid NOT IN (SELECT e_rec FROM tw_ct_pair))
-           OR (ph = 'C' AND args IS NULL)
-        ORDER BY rec`);
-      const rawCount = await store.count('tw_ct_raw');
-      if (rawCount > 0) {
-        // only those events' staged records are read again (by their index: one source line can hold every
-        // event of a minified trace), and turned back into the source's text here, not in SQL
-        // tw_ct_raw is sorted by rec (the NOT IN is a join, whose output need not keep the scan's order: unsorted, 41k
-        // of 171k raw events of a 174 MB Kineto trace were stored with another event's text), and so are the texts
-        // appended: rows pair by position
-        const recs = await store.numbers('SELECT rec FROM tw_ct_raw');
-        await store.run('CREATE OR REPLACE TEMP TABLE tw_ct_rawj (j JSON)');
-        let appended = 0;
-        await pickRecords(scan.parts[0]!, scan.ends[0]!, recs, async (texts) => {
-          appended += await store.appendTemp('tw_ct_rawj', texts.map((t) => [sourceJsonText(t, EXACT)]));
-        });
-        if (appended !== recs.length) throw new Error(`internal: ${appended} raw events read back of ${recs.length}`);
-        await store.run(`INSERT INTO raw_records SELECT ${captureId}, 'chrome:' || r.ph, r._line, j.j FROM tw_ct_raw r POSITIONAL JOIN tw_ct_rawj j`);
-      }
-      if (routed !== null && routed.records > 0) await insertRouted(store, captureId, routed.path, src.displayPath);
+        // ---- what has no table: metadata, flows, async, objects, unmatched E, events without ph ----
+        await a.run(`CREATE OR REPLACE TEMP TABLE tw_ct_raw AS
+          SELECT rowid AS rec, _line, coalesce(ph, '?') AS ph FROM tw_ct
+          WHERE ph IS NULL OR ph NOT IN ('X', 'B', 'E', 'i', 'I', 'R', 'C')
+             OR (ph = 'E' AND rowid NOT IN (SELECT e_rec FROM tw_ct_pair))
+             OR (ph = 'C' AND args IS NULL)
+          ORDER BY rec`);
+        const rawCount = await a.count('tw_ct_raw');
+        if (rawCount > 0) {
+          // only those events' staged records are read again (by their index: one source line can hold every
+          // event of a minified trace), and turned back into the source's text here, not in SQL
+          // tw_ct_raw is sorted by rec (the NOT IN is a join, whose output need not keep the scan's order: unsorted, 41k
+          // of 171k raw events of a 174 MB Kineto trace were stored with another event's text), and so are the texts
+          // appended: rows pair by position
+          const recs = await a.numbers('SELECT rec FROM tw_ct_raw');
+          await a.run('CREATE OR REPLACE TEMP TABLE tw_ct_rawj (j JSON)');
+          let appended = 0;
+          await pickRecords(scan.parts[0]!, scan.ends[0]!, recs, async (texts) => {
+            appended += await a.appendTemp('tw_ct_rawj', texts.map((t) => [sourceJsonText(t, EXACT)]));
+          });
+          if (appended !== recs.length) throw new Error(`internal: ${appended} raw events read back of ${recs.length}`);
+          await a.run(`INSERT INTO raw_records SELECT ${captureId}, 'chrome:' || r.ph, r._line, j.j FROM tw_ct_raw r POSITIONAL JOIN tw_ct_rawj j`);
+        }
+      }, async (b) => {
+        await b.run(`INSERT INTO dispatches
+          SELECT ${captureId}, device, queue, NULL, NULL, NULL, TRY_CAST(${ARG('correlation')} AS UBIGINT), NULL, NULL, coalesce(name, 'unknown'),
+            s_ns, e_ns, e_ns - s_ns, NULL, NULL, TRY_CAST(src_dur AS BIGINT), '${timeSource}',
+            s_ns IS NOT NULL AND e_ns IS NOT NULL AND e_ns > s_ns, ${grid(0)}, ${grid(1)}, ${grid(2)}, NULL, line
+          FROM ${SHARED}.tw_ct_k WHERE class = 'kernel' ORDER BY line`);
+        if (routed !== null && routed.records > 0) await insertRouted(b, captureId, routed.path, src.displayPath);
+      });
       await eventDiagnostics(store, captureId, diags);
 
       const traceSchema = unquote(meta('schemaVersion'));
@@ -422,8 +470,8 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
       await insertDiagnostics(store, captureId, src.displayPath, diags);
       return { capture_id: captureId, format: 'chrome-trace', records, dispatches, diagnostics: diags.length };
     } finally {
-      for (const t of ['tw_ct', 'tw_ct_rawj', 'tw_ct_devprop', 'tw_ct_proc', 'tw_ct_pair', 'tw_ct_span', 'tw_ct_dev', 'tw_ct_raw']) await store.run(`DROP TABLE IF EXISTS ${t}`).catch(() => undefined);
-      await store.run('DROP VIEW IF EXISTS tw_ct_k').catch(() => undefined);
+      for (const t of ['tw_ct', 'tw_ct_rawj', 'tw_ct_devprop', 'tw_ct_proc', 'tw_ct_pair', 'tw_ct_raw']) await store.run(`DROP TABLE IF EXISTS ${t}`).catch(() => undefined);
+      await store.run(`DETACH DATABASE IF EXISTS ${SHARED}`).catch(() => undefined);
     }
   });
 }
@@ -498,7 +546,7 @@ async function eventDiagnostics(store: Store, captureId: number, diags: Diagnost
           count(*) FILTER (WHERE ts IS NOT NULL AND te IS NOT NULL AND (s_ns IS NULL OR e_ns IS NULL))::INTEGER AS range,
           min(line) FILTER (WHERE ts IS NOT NULL AND te IS NOT NULL AND (s_ns IS NULL OR e_ns IS NULL)) AS range_line,
           count(*) FILTER (WHERE unmatched)::INTEGER AS unmatched_b, min(line) FILTER (WHERE unmatched) AS unmatched_b_line
-        FROM tw_ct_k),
+        FROM ${SHARED}.tw_ct_k),
        (SELECT count(*)::INTEGER AS unmatched_e, min(_line) AS unmatched_e_line FROM tw_ct_raw WHERE ph = 'E')`,
   ))[0]!;
   const at = (l: number | null) => l ?? undefined;
