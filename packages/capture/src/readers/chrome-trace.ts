@@ -168,8 +168,8 @@ async function twoLanes(store: Store, balanced: boolean, a: (s: Store) => Promis
   }
   const threads = Number(await store.scalar(`SELECT current_setting('threads')`)) || 1;
   const second = await store.sibling();
-  await store.run('SET threads = 1');
   try {
+    await store.run('SET threads = 1');
     const done = await Promise.allSettled([a(store), b(second)]);
     for (const d of done) if (d.status === 'rejected') throw d.reason;
   } finally {
