@@ -382,7 +382,7 @@ export class Store {
     return typeof p?.percentage === 'number' && p.percentage >= 0 ? p.percentage : null;
   }
 
-  /** Checkpoints and closes the store. */
+  /** Checkpoints and closes the store; a {@link sibling} closes only its own connection. */
   async close(): Promise<void> {
     if (!this.owner) {
       this.conn.closeSync();
