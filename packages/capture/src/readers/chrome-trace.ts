@@ -4,7 +4,7 @@ import { QueryError, type DeviceKind, type Store } from '@tickwise/store';
 import { NS_PER, TickwiseError, type TimeUnit } from '@tickwise/time';
 import type { Diagnostic, ImportOptions, ImportResult } from './ireeperf-jsonl';
 import {
-  baseName, cleanDuckdbMessage, insertAssumption, insertCapture, insertCondition, insertDevice, insertDiagnostics, ndjsonErrorLine, runJsonRead,
+  baseName, cleanDuckdbMessage, insertAssumption, insertCapture, insertCondition, insertDevices, insertDiagnostics, ndjsonErrorLine, runJsonRead,
   sourceJsonText, sqlString, withTempDir,
 } from '../capture-rows';
 import { maxRecordBytesOf, scaleDecimal, scanJsonRecords } from '../json-records';
@@ -376,15 +376,15 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
             count(*) FILTER (WHERE k.class = 'kernel')::INTEGER AS kernels
           FROM ${SHARED}.tw_ct_k k LEFT JOIN tw_ct_devprop dp ON ${allDev ? 'dp.id = k.device::VARCHAR' : 'false'}
           WHERE k.class IN ('kernel', 'copy', 'sync') AND k.device IS NOT NULL GROUP BY k.device ORDER BY k.device`);
-      for (const d of devices) {
+      await insertDevices(store, devices.map((d) => {
         const kind: DeviceKind = opts.deviceKind ?? (d.kind === 'npu' || d.kind === 'gpu' || d.kind === 'other' ? d.kind : 'gpu');
         const where = d.name ?? (d.pid !== null ? `pid ${d.pid}` : null);
         const name = d.model !== null && where !== null && where !== d.model ? `${d.model} (${where})` : d.model ?? where;
-        await insertDevice(store, { capture_id: captureId, device: d.device, kind, name, time_base: timeSource });
         if (kind === 'other' && !opts.deviceKind) {
           diags.push({ severity: 'info', code: 'other-device', message: traceMessages.otherDevice(d.device, name ?? `device ${d.device}`, d.kernels) });
         }
-      }
+        return { capture_id: captureId, device: d.device, kind, name, time_base: timeSource };
+      }));
 
       opts.onProgress?.('loading tables');
       const grid = (i: number) => `TRY_CAST(args->'grid'->>${i} AS UINTEGER)`;

@@ -3,7 +3,7 @@ import { QueryError, type DeviceKind, type Store } from '@tickwise/store';
 import { NS_PER, TickwiseError, decimalToNs } from '@tickwise/time';
 import type { Diagnostic, ImportOptions, ImportResult } from './ireeperf-jsonl';
 import {
-  baseName, cleanDuckdbMessage, insertAssumption, insertCapture, insertDevice, insertDiagnostics, ndjsonErrorLine, sourceJsonSql, sqlString, withTempDir,
+  baseName, cleanDuckdbMessage, insertAssumption, insertCapture, insertDevices, insertDiagnostics, ndjsonErrorLine, sourceJsonSql, sqlString, withTempDir,
 } from '../capture-rows';
 import { scanJsonRecords, sourceLineOf } from '../json-records';
 import { sha256File, type SourceFile } from '../source-file';
@@ -112,11 +112,9 @@ export async function importHeteroMosaic(store: Store, src: SourceFile, opts: Im
         `SELECT dlabel AS label, min(kind) AS kind FROM tw_hm_k WHERE kind <> 'cpu' GROUP BY dlabel
          ORDER BY CASE min(kind) WHEN 'gpu' THEN 0 ELSE 1 END, dlabel`);
       await store.run(`CREATE OR REPLACE TEMP TABLE tw_hm_dev (label VARCHAR, device INTEGER)`);
-      for (let i = 0; i < devices.length; i++) {
-        const d = devices[i]!;
-        await store.run(`INSERT INTO tw_hm_dev VALUES ($1, $2)`, [d.label, i]);
-        await insertDevice(store, { capture_id: captureId, device: i, kind: (opts.deviceKind ?? d.kind) as DeviceKind, name: d.label, time_base: timeSource });
-      }
+      // one append each (a statement per device took 28 s for 5000 device labels)
+      await store.appendTemp('tw_hm_dev', devices.map((d, i) => [d.label, i]));
+      await insertDevices(store, devices.map((d, i) => ({ capture_id: captureId, device: i, kind: (opts.deviceKind ?? d.kind) as DeviceKind, name: d.label, time_base: timeSource })));
       opts.onProgress?.('loading tables');
       await store.run(`INSERT INTO dispatches
         SELECT ${captureId}, d.device, TRY_CAST(k.queue AS INTEGER), NULL, NULL, NULL, NULL, NULL, NULL, coalesce(k.kernel, k.op, k.stage),

@@ -3,7 +3,7 @@ import type { Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import type { Diagnostic, ImportOptions, ImportResult } from './ireeperf-jsonl';
 import {
-  baseName, cleanDuckdbMessage, duckdbCompression, insertAssumption, insertCapture, insertCondition, insertDevice, insertDiagnostics,
+  baseName, cleanDuckdbMessage, duckdbCompression, insertAssumption, insertCapture, insertConditions, insertDevices, insertDiagnostics,
   orderByLineSeq, sqlString, withTempDir,
 } from '../capture-rows';
 import { scanJsonRecords } from '../json-records';
@@ -88,10 +88,10 @@ export async function loadRocprofStaged(
      UNION ALL SELECT device, NULL, NULL, 0 FROM tw_rp_host WHERE device IS NOT NULL AND device NOT IN (SELECT device FROM tw_rp_kd) GROUP BY device
      ORDER BY device`,
   );
-  for (const d of devices) {
-    const kind = opts.deviceKind ?? (d.kind === 'cpu' || d.kind === 'npu' || d.kind === 'gpu' ? d.kind : 'gpu');
-    await insertDevice(store, { capture_id: captureId, device: d.device, kind, name: d.name, time_base: timeSource });
-  }
+  await insertDevices(store, devices.map((d) => ({
+    capture_id: captureId, device: d.device, kind: opts.deviceKind ?? (d.kind === 'cpu' || d.kind === 'npu' || d.kind === 'gpu' ? d.kind : 'gpu'),
+    name: d.name, time_base: timeSource,
+  })));
 
   // Queue handles of the 2024-07 layout are pointers (139690710949888) that do not fit the INTEGER queue column:
   // each handle becomes queue 1, 2, ... of its device in order of first use (never queue 0, which reads as a
@@ -122,9 +122,9 @@ export async function loadRocprofStaged(
     const handles = await store.query({ device: 'number', queue: 'number', handle: 'string', line: 'number' },
       `SELECT device, queue, queue_raw::VARCHAR AS handle, line FROM tw_rp_queues ORDER BY device, queue`);
     await store.run('DROP TABLE tw_rp_queues');
-    for (const h of handles) {
-      await insertCondition(store, captureId, `queue_handle.${h.device}.${h.queue}`, h.handle, null, `rocprofv3 Queue_Id handle of device ${h.device} queue ${h.queue}`);
-    }
+    await insertConditions(store, captureId, handles.map((h) => ({
+      key: `queue_handle.${h.device}.${h.queue}`, value: h.handle, note: `rocprofv3 Queue_Id handle of device ${h.device} queue ${h.queue}`,
+    })));
     const list = handles.slice(0, 4).map((h) => `device ${h.device} queue ${h.queue} = ${h.handle}`).join(', ') + (handles.length > 4 ? ', ...' : '');
     diags.push({ severity: 'info', code: 'queue-handles', message: `${traceMessages.queueHandles(handles.length, handles[0]!.handle)} (${list})`, line: handles[0]!.line });
   }
@@ -157,7 +157,7 @@ export async function loadRocprofStaged(
   } else {
     await insertAssumption(store, captureId, null, 'clock_relation', `host_monotonic_ns = host_boottime_ns - ${off}`, traceMessages.boottimeShifted(off));
   }
-  for (const [k, v] of info.conditions ?? []) await insertCondition(store, captureId, k, v);
+  await insertConditions(store, captureId, (info.conditions ?? []).map(([key, value]) => ({ key, value })));
   await insertCapture(store, {
     capture_id: captureId, path: src.displayPath, format: info.format, schema_version: info.schemaVersion ?? null, sha256: await sha,
     size_bytes: src.sizeBytes, producer: info.producer, label: opts.label ?? baseName(src.displayPath), timeline, record_count: info.records,
