@@ -3,19 +3,20 @@
  *
  * ```
  * planAnalysis --> per device: overlapDeviceSql (one window pass + the few overlapping rows)
- *              --> per pair of devices on one shared host timeline, inside the window W
- *                  where both have dispatches: overlap = busy_a(W) + busy_b(W) - busy(a u b)(W)
+ *              --> every pair of devices on one shared host timeline at once: each
+ *                  device's busy pieces (busyPiecesSql, a temp table), one range join
+ *                  (pairOverlapsSql): the time both are busy, |busy_a n busy_b|
  *                  pairs on different clocks are refused, never guessed (devices of one
  *                  capture on one clock domain always compare)
  * ```
  */
-import { checkRows, type Store } from '@tickwise/store';
+import type { Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import { analyzerMessages } from './messages';
 import { planAnalysis } from './plan';
 import { isSharedDomain, whereLabel, type DevicePlan, type SelectionOptions } from './selection';
-import { OVERLAP_DEVICE_SHAPE, PAIR_UNION_SHAPE, SPAN_SHAPE } from './shapes';
-import { overlapDeviceSql, pairUnionSql, selectionSpanSql, type TimeWindow } from './sql/overlap';
+import { OVERLAP_DEVICE_SHAPE, PAIR_OVERLAP_SHAPE } from './shapes';
+import { busyPiecesSql, overlapDeviceSql, pairOverlapsSql } from './sql/overlap';
 import { DEFAULT_WORK, hostWorkCountSql, WorkSet, workRowsSql } from './sql/work';
 
 /** Overlap inside one device. */
@@ -114,29 +115,9 @@ export async function overlap(store: Store, opts: OverlapOptions = {}): Promise<
     }
   }
   const scopeOf = (d: { capture_id: number; device: number }) => workRowsSql(plan.spec, { capture_id: d.capture_id, device: d.device, queue: null }, work);
-  const spans = new Map<DevicePlan, { first_ns: bigint | null; last_ns: bigint | null }>();
-  for (const d of plan.devices) spans.set(d, (await store.query(SPAN_SHAPE, selectionSpanSql(scopeOf(d))))[0]!);
-  // the window where both devices of a pair have dispatches (null: none)
-  const pairWindows: { a: DevicePlan; b: DevicePlan; w: TimeWindow | null }[] = [];
-  const withRows = plan.devices.filter((d) => spans.get(d)!.first_ns !== null);
-  for (let i = 0; i < withRows.length; i++) {
-    for (let j = i + 1; j < withRows.length; j++) {
-      const a = withRows[i]!;
-      const b = withRows[j]!;
-      const sa = spans.get(a)!;
-      const sb = spans.get(b)!;
-      const lo = sa.first_ns! > sb.first_ns! ? sa.first_ns! : sb.first_ns!;
-      const hi = sa.last_ns! < sb.last_ns! ? sa.last_ns! : sb.last_ns!;
-      pairWindows.push({ a, b, w: lo < hi ? { lo_ns: lo, hi_ns: hi } : null });
-    }
-  }
   const devices: DeviceOverlap[] = [];
-  const busyIn = new Map<string, bigint>();
   for (const d of plan.devices) {
-    const mine = pairWindows.filter((p) => p.w !== null && (p.a === d || p.b === d));
-    const r = (await store.rows(overlapDeviceSql(scopeOf(d), mine.map((p) => p.w!))))[0]!;
-    const base = checkRows(OVERLAP_DEVICE_SHAPE, [r])[0]!;
-    mine.forEach((p, i) => busyIn.set(`${pairWindows.indexOf(p)}:${p.a === d ? 'a' : 'b'}`, checkRows({ v: 'bigint' }, [{ v: r[`busy_in_w${i}_ns`] }])[0]!.v));
+    const base = (await store.query(OVERLAP_DEVICE_SHAPE, overlapDeviceSql(scopeOf(d))))[0]!;
     devices.push({
       capture_id: d.capture_id,
       device: d.device,
@@ -152,22 +133,37 @@ export async function overlap(store: Store, opts: OverlapOptions = {}): Promise<
       clock_domain: d.clock_domain,
     });
   }
+  // every pair of devices with rows, in plan order; the pairs' overlaps from one query over the plan's devices
+  const key = (capture: number, device: number) => `${capture}:${device}`;
+  const both = new Map<string, bigint>();
+  const withRows = plan.devices.filter((_, i) => devices[i]!.dispatches > 0);
+  if (withRows.length > 1) {
+    await store.run(`CREATE OR REPLACE TEMP TABLE tw_ov_piece AS ${busyPiecesSql(workRowsSql(plan.spec, undefined, work))}`);
+    try {
+      for (const r of await store.query(PAIR_OVERLAP_SHAPE, pairOverlapsSql('tw_ov_piece'))) {
+        both.set(`${key(r.a_capture_id, r.a_device)}|${key(r.b_capture_id, r.b_device)}`, r.overlap_ns);
+        both.set(`${key(r.b_capture_id, r.b_device)}|${key(r.a_capture_id, r.a_device)}`, r.overlap_ns);
+      }
+    } finally {
+      await store.run('DROP TABLE IF EXISTS tw_ov_piece');
+    }
+  }
   const busyOf = (d: DevicePlan) => devices[plan.devices.indexOf(d)]!.busy_ns;
   const pairs: DevicePairOverlap[] = [];
-  for (const [k, p] of pairWindows.entries()) {
-    let both = 0n;
-    if (p.w !== null) {
-      const u = (await store.query(PAIR_UNION_SHAPE, pairUnionSql(scopeOf(p.a), scopeOf(p.b), p.w)))[0]!.union_ns;
-      both = busyIn.get(`${k}:a`)! + busyIn.get(`${k}:b`)! - u;
+  for (let i = 0; i < withRows.length; i++) {
+    for (let j = i + 1; j < withRows.length; j++) {
+      const a = withRows[i]!;
+      const b = withRows[j]!;
+      const ns = both.get(`${key(a.capture_id, a.device)}|${key(b.capture_id, b.device)}`) ?? 0n;
+      pairs.push({
+        a: { capture_id: a.capture_id, device: a.device, kind: a.kind },
+        b: { capture_id: b.capture_id, device: b.device, kind: b.kind },
+        overlap_ns: ns,
+        overlap_fraction_of_a: fraction(ns, busyOf(a)),
+        overlap_fraction_of_b: fraction(ns, busyOf(b)),
+        clock_domain: a.clock_domain,
+      });
     }
-    pairs.push({
-      a: { capture_id: p.a.capture_id, device: p.a.device, kind: p.a.kind },
-      b: { capture_id: p.b.capture_id, device: p.b.device, kind: p.b.kind },
-      overlap_ns: both,
-      overlap_fraction_of_a: fraction(both, busyOf(p.a)),
-      overlap_fraction_of_b: fraction(both, busyOf(p.b)),
-      clock_domain: p.a.clock_domain,
-    });
   }
   const leftOut = work === 'kernels' ? (await store.query({ n: 'number', sum_dur_ns: 'bigint' }, hostWorkCountSql(plan.spec)))[0]! : { n: 0, sum_dur_ns: 0n };
   return {

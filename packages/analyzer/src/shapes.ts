@@ -46,11 +46,8 @@ export const OVERLAP_DEVICE_SHAPE = {
   overlapping_dispatches: 'number', max_in_flight: 'number',
 } as const;
 
-/** `selectionSpanSql`'s one row. */
-export const SPAN_SHAPE = { first_ns: 'bigint?', last_ns: 'bigint?' } as const;
-
-/** `pairUnionSql`'s one row. */
-export const PAIR_UNION_SHAPE = { union_ns: 'bigint' } as const;
+/** `pairOverlapsSql` rows. */
+export const PAIR_OVERLAP_SHAPE = { a_capture_id: 'number', a_device: 'number', b_capture_id: 'number', b_device: 'number', overlap_ns: 'bigint' } as const;
 
 /** `kernelStatsSql` rows. */
 export const KERNEL_ROW_SHAPE = {

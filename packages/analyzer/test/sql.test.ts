@@ -12,8 +12,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Store } from '@tickwise/store';
 import {
   betweenBucketsSql, busyUnionSql, durationStatsBySegmentSql, durationStatsSql, gapBucketsSql, gapList, gapListSql, gaps, installViews, kernelGlobSql,
-  kernelStats, kernelStatsSql, longestGapsSql, matchedKernelsSql, overlap, overlapDeviceSql, pairUnionSql, periodicSql, segmentRowsSql,
-  segmentSpansSql, segmentSummarySql, selectionSpanSql, selectionSql, viewStatements, type SelectionSpec,
+  kernelStats, kernelStatsSql, longestGapsSql, matchedKernelsSql, overlap, overlapDeviceSql, busyPiecesSql, pairOverlapsSql, periodicSql, segmentRowsSql,
+  segmentSpansSql, segmentSummarySql, selectionSql, viewStatements, type SelectionSpec,
 } from '@tickwise/analyzer';
 import { seededRng } from '@tickwise/time';
 
@@ -122,8 +122,7 @@ describe('SQL builders', () => {
       const sel = selectionSql(spec, { capture_id: 1, device: 0, queue: null });
       const statements = [
         sel, gapBucketsSql(sel, 200_000n), betweenBucketsSql(sel, 1n), segmentSpansSql(sel), gapListSql(sel),
-        overlapDeviceSql(sel), overlapDeviceSql(sel, [{ lo_ns: 0n, hi_ns: 5n }, { lo_ns: 1n, hi_ns: 9n }]), selectionSpanSql(sel),
-        pairUnionSql(sel, sel, { lo_ns: 0n, hi_ns: 10n }), kernelStatsSql(sel), busyUnionSql(sel), matchedKernelsSql(selectionSql(spec, undefined, kernelGlobSql("it's*"))),
+        overlapDeviceSql(sel), busyPiecesSql(sel), pairOverlapsSql(`(${busyPiecesSql(sel)})`), kernelStatsSql(sel), busyUnionSql(sel), matchedKernelsSql(selectionSql(spec, undefined, kernelGlobSql("it's*"))),
         durationStatsSql(sel), durationStatsBySegmentSql(sel), segmentRowsSql(sel), longestGapsSql('t', 5), periodicSql('t', 2),
         segmentSummarySql('t', []), segmentSummarySql('t', [1n, 3n]),
       ];
@@ -210,6 +209,26 @@ describe('window-function SQL agrees with a brute-force sweep on seeded random t
       const a = sweep(ds.filter((d) => d.device === 0));
       const b = sweep(ds.filter((d) => d.device === 1));
       expect(Number(o.device_pairs[0]!.overlap_ns)).toBe(a.busy + b.busy - both.busy);
+    });
+  }
+  // every pair at once (one query): 5 devices, one of them later than all others (no overlap: 0, not left out)
+  for (const seed of [11, 12, 13]) {
+    it(`seed ${seed}: every pair of 5 devices`, async () => {
+      const late = scenario(seed + 4, 4, 30).map((d) => ({ ...d, start: d.start + 1_000_000, end: d.end + 1_000_000 }));
+      const ds = [...scenario(seed, 0, 60), ...scenario(seed + 1, 1, 50), ...scenario(seed + 2, 2, 40), ...scenario(seed + 3, 3, 20), ...late];
+      const store = await track(storeWith(ds));
+      const o = await overlap(store);
+      expect(o.device_pairs).toHaveLength(10);
+      const busy = (devs: number[]) => sweep(ds.filter((d) => devs.includes(d.device))).busy;
+      let nonZero = 0;
+      for (const p of o.device_pairs) {
+        expect(p.a.device).toBeLessThan(p.b.device);
+        const truth = busy([p.a.device]) + busy([p.b.device]) - busy([p.a.device, p.b.device]);
+        expect(Number(p.overlap_ns), `${p.a.device}/${p.b.device}`).toBe(truth);
+        if (truth > 0) nonZero++;
+        if (p.b.device === 4) expect(p.overlap_ns).toBe(0n);
+      }
+      expect(nonZero).toBeGreaterThanOrEqual(6);
     });
   }
 });

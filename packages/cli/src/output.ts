@@ -24,7 +24,8 @@ export function formatTable(columns: readonly string[], rows: readonly Record<st
   const maxCell = opts.maxCell ?? Number(process.env['TICKWISE_MAX_CELL'] ?? 80);
   const cells = rows.map((r) => columns.map((c) => clip(cell(r[c]), maxCell)));
   const numeric = columns.map((c) => rows.length > 0 && rows.every((r) => r[c] === null || typeof r[c] === 'number' || typeof r[c] === 'bigint'));
-  const width = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i]!.length)));
+  // a loop, not Math.max(...cells): a spread of 500k rows overflows the call stack
+  const width = columns.map((c, i) => cells.reduce((w, row) => Math.max(w, row[i]!.length), c.length));
   const line = (vals: readonly string[]) =>
     vals.map((v, i) => (numeric[i] ? v.padStart(width[i]!) : v.padEnd(width[i]!))).join('  ').trimEnd();
   return [line(columns), width.map((w) => '-'.repeat(w)).join('  '), ...cells.map(line)].join('\n');

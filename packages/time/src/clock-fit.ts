@@ -172,7 +172,11 @@ export function fitClock(samples: readonly ClockSample[]): { fit: ClockFit | nul
   const scale = dof > 0 ? Math.max(1, chi2 / dof) : 1;
   const varA = scale / sw;
   const varB = scale / sxx;
-  const xmin = Math.min(...xs), xmax = Math.max(...xs);
+  // loops, not Math.min(...xs): a spread of a few hundred thousand samples overflows the call stack
+  let xmin = Infinity, xmax = -Infinity;
+  for (const x of xs) { if (x < xmin) xmin = x; if (x > xmax) xmax = x; }
+  let wmin = Infinity, wmax = -Infinity;
+  for (const x of widths) { if (x < wmin) wmin = x; if (x > wmax) wmax = x; }
   const edge = Math.max(Math.abs(xmin - xm), Math.abs(xmax - xm));
   const uncertainty = Math.sqrt(varA + edge * edge * varB);
   // anchor the integer map at the weighted mean sample, where the fit is best
@@ -192,8 +196,8 @@ export function fitClock(samples: readonly ClockSample[]): { fit: ClockFit | nul
     uncertainty_ns: uncertainty,
     slope_uncertainty_ppm: (Math.sqrt(varB) / Math.abs(b)) * 1e6,
     sample_count: good.length,
-    bracket_min_ns: Math.min(...widths),
-    bracket_max_ns: Math.max(...widths),
+    bracket_min_ns: wmin,
+    bracket_max_ns: wmax,
     residuals_ns: residuals,
   };
   return { fit, problems };

@@ -36,6 +36,14 @@ describe('fitClock', () => {
     expect(fit!.uncertainty_ns).toBeGreaterThan(0);
   });
 
+  it('fits 400k samples (a long recording): no call-stack overflow, the bracket extremes exact', () => {
+    const { samples, trueHz } = makeSamples({ hz: 100e6, ppm: 20, offsetNs: 1_000_000_000n, n: 400_000, everyNs: 1e6, seed: 11 });
+    const { fit } = fitClock(samples);
+    expect(Math.abs((fit!.tick_hz_fitted - trueHz) / trueHz) * 1e6).toBeLessThan(0.1);
+    const widths = samples.map((s) => Number(s.host_end_ns - s.host_begin_ns));
+    expect([fit!.bracket_min_ns, fit!.bracket_max_ns]).toEqual([widths.reduce((a, w) => Math.min(a, w)), widths.reduce((a, w) => Math.max(a, w))]);
+  });
+
   it('weights narrow brackets: one wild wide sample barely moves the fit', () => {
     const { samples, trueHz } = makeSamples({ hz: 100e6, ppm: 0, offsetNs: 5_000_000n, n: 50, everyNs: 100e6, seed: 3 });
     const last = samples[samples.length - 1]!;

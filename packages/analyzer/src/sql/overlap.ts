@@ -11,38 +11,23 @@
  *   per-submission islands --same trick--> cross_submission_inflight
  *   +1/-1 events --running sum--> max_in_flight
  * ```
- * Across two devices (`pairUnionSql`): inside the window W where both have
- * dispatches, overlap = busy_a(W) + busy_b(W) - busy(a u b)(W); rows outside
- * W cannot overlap the other device, so only rows inside W are read.
+ * Across devices (`pairOverlapsSql`), every pair in one query: each
+ * device's busy time as disjoint pieces (row j's part after every earlier
+ * row's end, [max(start_j, pm_j), end_j)), then one range join of the pieces
+ * of different devices, summing their intersections: |busy_a n busy_b|.
  */
-import { EARLIER_ROWS, unionLengthSql } from './intervals';
-import { sqlBigint } from './quote';
+import { EARLIER_ROWS, prevEndMax, unionLengthSql } from './intervals';
 import { SUBMISSION_KEY } from './selection';
 
-/** A half-open time window [lo_ns, hi_ns). */
-export interface TimeWindow {
-  readonly lo_ns: bigint;
-  readonly hi_ns: bigint;
-}
-
-/**
- * SQL of one device's overlap numbers: one row (see `OVERLAP_DEVICE_SHAPE`),
- * plus `busy_in_w0_ns`, `busy_in_w1_ns`, ... for the given windows.
- */
-export function overlapDeviceSql(selection: string, windows: readonly TimeWindow[] = []): string {
+/** SQL of one device's overlap numbers: one row (see `OVERLAP_DEVICE_SHAPE`). */
+export function overlapDeviceSql(selection: string): string {
   const contribution = 'greatest(0, end_ns - greatest(start_ns, coalesce(pm, start_ns)))';
-  const inWindow = windows.map((w, i) => {
-    const lo = sqlBigint(w.lo_ns);
-    const hi = sqlBigint(w.hi_ns);
-    return `coalesce(sum(greatest(0, least(end_ns, ${hi}) - greatest(start_ns, coalesce(pm, start_ns), ${lo}))), 0)::BIGINT AS busy_in_w${i}_ns`;
-  });
   return `WITH w AS (
     SELECT start_ns, end_ns, queue, submission_id, rowid_key, max(end_ns) OVER w AS pm, lead(start_ns) OVER w AS next_start
     FROM (${selection}) WINDOW w AS (${EARLIER_ROWS})
   ),
   stats AS MATERIALIZED (
     SELECT count(*) AS n, coalesce(sum(end_ns - start_ns), 0) AS sum_dur, coalesce(sum(${contribution}), 0) AS busy,
-      ${inWindow.map((x) => x + ',').join('\n      ')}
       list({'start_ns': start_ns, 'end_ns': end_ns, 'queue': queue, 'submission_id': submission_id, 'rowid_key': rowid_key, 'pm': pm})
         FILTER (WHERE pm > start_ns OR next_start < end_ns) AS ov_list
     FROM w
@@ -65,7 +50,6 @@ export function overlapDeviceSql(selection: string, windows: readonly TimeWindow
   ev AS (SELECT start_ns AS t, 1 AS d FROM ov UNION ALL SELECT end_ns AS t, -1 AS d FROM ov),
   inflight AS (SELECT max(c) AS m FROM (SELECT sum(d) OVER (ORDER BY t, d ROWS UNBOUNDED PRECEDING) AS c FROM ev))
   SELECT stats.n::BIGINT AS dispatches, stats.sum_dur::BIGINT AS sum_dur_ns, stats.busy::BIGINT AS busy_ns,
-    ${windows.map((_, i) => `stats.busy_in_w${i}_ns,`).join(' ')}
     ${unionLengthSql('multi')} AS multi_inflight_ns,
     ${unionLengthSql('cross_sub')} AS cross_submission_inflight_ns,
     coalesce(len(stats.ov_list), 0)::BIGINT AS overlapping_dispatches,
@@ -73,19 +57,40 @@ export function overlapDeviceSql(selection: string, windows: readonly TimeWindow
   FROM stats`;
 }
 
-/** The first start and last end of a selection: one row, `first_ns`, `last_ns` (NULL when empty). */
-export function selectionSpanSql(selection: string): string {
-  return `SELECT min(start_ns) AS first_ns, max(end_ns) AS last_ns FROM (${selection})`;
+/**
+ * SQL of each device's busy time as disjoint pieces: row j's part after
+ * every earlier row's end, [max(start_j, pm_j), end_j), when not empty.
+ * Rows `k` (the device's rank in (capture_id, device) order), `capture_id`,
+ * `device`, `s`, `e`. From a selection of any number of devices.
+ */
+export function busyPiecesSql(selection: string): string {
+  return `SELECT k, capture_id, device, greatest(start_ns, coalesce(pm, start_ns)) AS s, end_ns AS e FROM (
+      SELECT k, capture_id, device, start_ns, end_ns, ${prevEndMax('k')} AS pm FROM (
+        SELECT dense_rank() OVER (ORDER BY capture_id, device) AS k, capture_id, device, start_ns, end_ns FROM (${selection})))
+    WHERE end_ns > greatest(start_ns, coalesce(pm, start_ns))`;
 }
 
 /**
- * SQL of the union length, inside window `w`, of two selections together
- * (rows clipped to `w`): one row, `union_ns`.
+ * SQL of the overlap of every pair of devices, from their busy pieces
+ * (`pieces`: a table of {@link busyPiecesSql} rows): the time both are busy,
+ * |busy_a n busy_b|, as rows `a_capture_id`, `a_device`, `b_capture_id`,
+ * `b_device` (a before b in (capture_id, device) order), `overlap_ns`; a
+ * pair that never overlaps has no row. A device's pieces are disjoint and
+ * cover its busy time, so the sum of the pieces' intersections is the
+ * pair's. One query for all pairs (a query per pair, each reading every
+ * row, took 24 s for 64 devices of 500k kernels). The join has the two range
+ * conditions only (each pair met in both orders, each piece with itself;
+ * the order a < b is applied in the sum): with `a.k < b.k` as a third
+ * condition DuckDB's range join ran over 5 minutes on 500k rows. `pieces`
+ * should be a table, not a CTE: over a CTE DuckDB plans a piecewise merge
+ * join, which compares every pair of rows the first condition passes.
  */
-export function pairUnionSql(selectionA: string, selectionB: string, w: TimeWindow): string {
-  const lo = sqlBigint(w.lo_ns);
-  const hi = sqlBigint(w.hi_ns);
-  const clip = (sel: string) => `SELECT greatest(start_ns, ${lo}) AS start_ns, least(end_ns, ${hi}) AS end_ns FROM (${sel}) WHERE end_ns > ${lo} AND start_ns < ${hi}`;
-  return `WITH u AS (${clip(selectionA)} UNION ALL ${clip(selectionB)})
-  SELECT ${unionLengthSql('u')} AS union_ns`;
+export function pairOverlapsSql(pieces: string): string {
+  return `SELECT * FROM (
+    SELECT a_capture_id, a_device, b_capture_id, b_device, sum(x)::BIGINT AS overlap_ns FROM (
+      SELECT a.capture_id AS a_capture_id, a.device AS a_device, b.capture_id AS b_capture_id, b.device AS b_device,
+        CASE WHEN a.k < b.k THEN least(a.e, b.e) - greatest(a.s, b.s) END AS x
+      FROM ${pieces} a JOIN ${pieces} b ON a.s < b.e AND b.s < a.e)
+    GROUP BY a_capture_id, a_device, b_capture_id, b_device)
+  WHERE overlap_ns IS NOT NULL`;
 }
