@@ -256,7 +256,8 @@ export async function launches(store: Store, opts: LaunchesOptions = {}): Promis
   for (const dev of plan.devices) {
     const scope = { capture_id: dev.capture_id, device: dev.device, queue: null };
     const raw = await store.query(LAUNCH_GROUP_SHAPE, launchGroupsSql(launchRowsSql(plan.spec, scope, glob), opts.rowsPerDispatch));
-    groups.push(...evaluateGroups(dev.capture_id, dev.device, raw, ratioMin, flat));
+    // a loop, not push(...): a spread of 200k groups (kernels named per template instance) overflows the call stack
+    for (const g of evaluateGroups(dev.capture_id, dev.device, raw, ratioMin, flat)) groups.push(g);
     const lc = await launchCorrelation(store, plan.spec, scope, dev);
     correlation.push(lc);
     const sl = await submitLatency(store, plan.spec, scope, dev, opts.slowestSubmissions ?? LAUNCH_DEFAULTS.slowestSubmissions);

@@ -117,7 +117,7 @@ async function findCheckSegments(store: Store, captureIds: readonly number[], t:
       fallback.push(id);
     }
   }
-  if (fallback.length > 0) cuts.push(...cutsFromGaps(await store.query(TOP_GAPS_SHAPE, topGapsSql({ captureIds: fallback })), t));
+  if (fallback.length > 0) for (const c of cutsFromGaps(await store.query(TOP_GAPS_SHAPE, topGapsSql({ captureIds: fallback })), t)) cuts.push(c);
   return store.query(SEGMENT_STATS_SHAPE, segmentStatsSql({ captureIds: captureIds }, cuts));
 }
 

@@ -94,7 +94,7 @@ export class CudaMapper {
         }
       } else if (kind === RecorderKind.cuda_api) any = true;
     }
-    this.cuptiSamples.push(...samples);
+    for (const s of samples) this.cuptiSamples.push(s); // not push(...samples): a large chunk would overflow the call stack
     // the launch call's name: its kernel's, when all of its kernels (a graph launch has several) share one
     for (const [corr, names] of kernelNames) if (names.size === 1) byCorrelation.get(corr)!.kernel = [...names][0]!;
     samples.sort((a, b) => (a.host_begin_ns < b.host_begin_ns ? -1 : a.host_begin_ns > b.host_begin_ns ? 1 : 0));
