@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Store } from '@tickwise/store';
 import { tmp } from './helpers';
+import { heteromosaicTrace, hrxProfiles, ireeperfStream, kinetoTrace } from './many-devices-gen';
 
 /**
  * A capture with many devices (a merged multi-node Kineto trace, one
@@ -28,67 +28,6 @@ function importCounting(file: string, extra: string[] = [], env: Record<string, 
   return { statements: r.stderr.split('\n').filter((l) => l.startsWith('sql @')).length, db };
 }
 
-function kineto(devices: number): string {
-  const ev: object[] = [];
-  for (let p = 0; p < devices; p++) ev.push({ ph: 'M', name: 'process_name', pid: 100 + p, tid: 0, args: { name: `GPU ${p}` } });
-  for (let i = 0; i < devices * 4; i++) {
-    const p = i % devices;
-    ev.push({ ph: 'X', cat: 'kernel', name: `k${i % 3}`, pid: 100 + p, tid: 7, ts: 1000 + i, dur: 0.5, args: { device: p, stream: 7, correlation: i } });
-  }
-  ev.push({ ph: 'X', cat: 'cpu_op', name: 'aten::mm', pid: 1, tid: 1, ts: 999, dur: 2 });
-  const file = join(tmp('tickwise-many-devices-'), `kineto-${devices}.json`);
-  writeFileSync(file, JSON.stringify({ traceEvents: ev }));
-  return file;
-}
-
-function heteromosaic(devices: number): string {
-  const lines: string[] = [];
-  for (let i = 0; i < devices * 3; i++) {
-    lines.push(JSON.stringify({ run_id: 0, chunk_id: i, layer_id: 0, stage: 'gemm', device: `gpu${i % devices}`, start_ts_us: 10 * i, end_ts_us: 10 * i + 5 }));
-  }
-  lines.push(JSON.stringify({ run_id: 0, chunk_id: 0, layer_id: 0, stage: 'cpu_prep', start_ts_us: 1, end_ts_us: 2 }));
-  const file = join(tmp('tickwise-many-devices-'), `hm-${devices}.jsonl`);
-  writeFileSync(file, `${lines.join('\n')}\n`);
-  return file;
-}
-
-function hrx(devices: number, declared = true): string {
-  const profiles = Array.from({ length: devices }, (_, p) => ({
-    device: `npu${p}`, kind: 'npu', ...(declared ? { frequency_hz: 100_000_000 } : {}),
-    intervals: [{ name: 'gemm', start_tick: 1000 + p, end_tick: 2000 + p, queue: 0 }, { name: 'gemm', start_tick: 3000 + p, end_tick: 3500 + p, queue: 0 }],
-  }));
-  const file = join(tmp('tickwise-many-devices-'), `hrx-${devices}.json`);
-  writeFileSync(file, JSON.stringify({ profiles }));
-  return file;
-}
-
-/** An ireeperf-jsonl stream with `devices` devices, each with two clock samples (100 MHz) and two dispatches. */
-function ireeperf(devices: number): string {
-  const v = 15;
-  const recs: object[] = [
-    { schema_version: v, record_type: 'schema', format: 'ireeperf-jsonl', contract: 'schema_versioned_interchange' },
-    { schema_version: v, record_type: 'session', event: 'begin', session_id: 1, session_status: 'OK' },
-    { schema_version: v, record_type: 'executable_function', executable_id: 1, function_ordinal: 0, name: 'gemm_a', workgroup_size: [64, 1, 1] },
-  ];
-  for (let d = 0; d < devices; d++) {
-    recs.push(
-      { schema_version: v, record_type: 'device', physical_device_ordinal: d, queue_count: 1 },
-      { schema_version: v, record_type: 'queue', physical_device_ordinal: d, queue_ordinal: 0, stream_id: 1 },
-      { schema_version: v, record_type: 'clock_correlation', sample_id: 1, physical_device_ordinal: d, device_tick: 1000, host_time_begin_ns: 999_990 + d, host_time_end_ns: 1_000_010 + d },
-      { schema_version: v, record_type: 'clock_correlation', sample_id: 2, physical_device_ordinal: d, device_tick: 101_000, host_time_begin_ns: 1_999_990 + d, host_time_end_ns: 2_000_010 + d },
-    );
-    for (let i = 0; i < 2; i++) {
-      recs.push({ schema_version: v, record_type: 'dispatch_event', physical_device_ordinal: d, queue_ordinal: 0, event_id: i + 1, submission_id: 7, command_buffer_id: 3,
-        command_index: i, executable_id: 1, function_ordinal: 0, key: null, workgroup_count: [4, 1, 1], start_tick: 2000 + 1000 * i, end_tick: 2500 + 1000 * i,
-        duration_ticks: 500, valid: true, duration_ns: 5000 });
-    }
-  }
-  recs.push({ schema_version: v, record_type: 'session', event: 'end', session_id: 1, session_status: 'OK' });
-  const file = join(tmp('tickwise-many-devices-'), `iree-${devices}.ireeperf.jsonl`);
-  writeFileSync(file, `${recs.map((r) => JSON.stringify(r)).join('\n')}\n`);
-  return file;
-}
-
 async function devicesOf(db: string): Promise<{ device: number; name: string | null; kind: string }[]> {
   const store = await Store.open(db, { readOnly: true });
   try {
@@ -100,8 +39,9 @@ async function devicesOf(db: string): Promise<{ device: number; name: string | n
 
 describe('many devices: statements do not grow with the device count', () => {
   it('Chrome trace (Kineto), one process per GPU', async () => {
-    const few = importCounting(kineto(3));
-    const many = importCounting(kineto(300));
+    const dir = tmp('tickwise-many-devices-');
+    const few = importCounting(kinetoTrace(dir, 3, 12));
+    const many = importCounting(kinetoTrace(dir, 300, 1200));
     expect(many.statements).toBe(few.statements);
     const devs = await devicesOf(many.db);
     expect(devs).toHaveLength(300);
@@ -109,8 +49,9 @@ describe('many devices: statements do not grow with the device count', () => {
   });
 
   it('HeteroMosaic, one device label each', async () => {
-    const few = importCounting(heteromosaic(3));
-    const many = importCounting(heteromosaic(300));
+    const dir = tmp('tickwise-many-devices-');
+    const few = importCounting(heteromosaicTrace(dir, 3, 9));
+    const many = importCounting(heteromosaicTrace(dir, 300, 900));
     expect(many.statements).toBe(few.statements);
     const devs = await devicesOf(many.db);
     expect(devs).toHaveLength(300);
@@ -119,8 +60,9 @@ describe('many devices: statements do not grow with the device count', () => {
 
   it('ireeperf-jsonl: a clock fit per device, its samples and residuals', async () => {
     // one staging path for both (a file mostly of dispatches is staged split, see ireeperf-split.ts)
-    const few = importCounting(ireeperf(3), [], { TICKWISE_IREEPERF_SPLIT: '0' });
-    const many = importCounting(ireeperf(300), [], { TICKWISE_IREEPERF_SPLIT: '0' });
+    const dir = tmp('tickwise-many-devices-');
+    const few = importCounting(ireeperfStream(dir, 3, 2), [], { TICKWISE_IREEPERF_SPLIT: '0' });
+    const many = importCounting(ireeperfStream(dir, 300, 2), [], { TICKWISE_IREEPERF_SPLIT: '0' });
     expect(many.statements).toBe(few.statements);
     const store = await Store.open(many.db, { readOnly: true });
     try {
@@ -135,15 +77,16 @@ describe('many devices: statements do not grow with the device count', () => {
   });
 
   it('hrx DeviceProfile, one profile each, numbered in document order', async () => {
-    const few = importCounting(hrx(3));
-    const many = importCounting(hrx(300));
+    const dir = tmp('tickwise-many-devices-');
+    const few = importCounting(hrxProfiles(dir, 3, 2));
+    const many = importCounting(hrxProfiles(dir, 300, 2));
     expect(many.statements).toBe(few.statements);
     const devs = await devicesOf(many.db);
     expect(devs).toHaveLength(300);
     for (const d of [0, 2, 10, 100, 299]) expect(devs[d]).toEqual({ device: d, name: `npu${d}`, kind: 'npu' });
     // an assumed rate: one assumption per device, in one append
-    const fewAssumed = importCounting(hrx(3, false), ['--tick-hz', '1GHz']);
-    const manyAssumed = importCounting(hrx(300, false), ['--tick-hz', '1GHz']);
+    const fewAssumed = importCounting(hrxProfiles(dir, 3, 2, false), ['--tick-hz', '1GHz']);
+    const manyAssumed = importCounting(hrxProfiles(dir, 300, 2, false), ['--tick-hz', '1GHz']);
     expect(manyAssumed.statements).toBe(fewAssumed.statements);
     const store = await Store.open(manyAssumed.db, { readOnly: true });
     try {
