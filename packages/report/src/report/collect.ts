@@ -85,14 +85,26 @@ export async function collectReport(store: Store, opts: ReportOptions = {}): Pro
   // every device's numbers over the segments its kernels and costs use (issue 18.4: one default on the page)
   const devices: ReportDevice[] = [];
   const breakdowns = new Map<string, IdleBreakdown | null>();
+  const segListOf = (d: { capture_id: number; device: number }): ReportSegment[] =>
+    (segs.devices.find((s) => s.capture_id === d.capture_id && s.device === d.device)?.segments ?? [])
+      .map((s) => ({ segment: s.segment, role: s.role, start_ns: s.start_ns, end_ns: s.end_ns, dispatches: s.dispatch_count }));
+  const choiceOf = (d: { capture_id: number; device: number }): 'steady' | 'all' => (segListOf(d).length >= 2 ? 'steady' : 'all');
+  // Devices of one choice share one call when there are several: a device's numbers come from SQL scoped to it
+  // (the same statements either way), and a call per device (its plan, its segmentation) made a 64-GPU
+  // report take seconds more. Every device read whole, or every device steady (then `steady` over all of them
+  // picks each one's own steady part): one gaps and one overlap call for all; else a call per device.
+  const uniform = plan.devices.length > 1 && plan.devices.every((d) => choiceOf(d) === choiceOf(plan.devices[0]!)) ? choiceOf(plan.devices[0]!) : null;
+  const shared = uniform === null ? null : {
+    gaps: await gaps(store, { segment: uniform, thresholdNs: threshold }),
+    overlap: uniform === 'all' ? ov : await overlap(store, { segment: uniform }),
+  };
   for (const d of plan.devices) {
-    const seg = segs.devices.find((s) => s.capture_id === d.capture_id && s.device === d.device);
-    const segList: ReportSegment[] = (seg?.segments ?? []).map((s) => ({ segment: s.segment, role: s.role, start_ns: s.start_ns, end_ns: s.end_ns, dispatches: s.dispatch_count }));
-    const choice: 'steady' | 'all' = segList.length >= 2 ? 'steady' : 'all';
+    const segList = segListOf(d);
+    const choice = choiceOf(d);
     const sel = { captureId: d.capture_id, device: d.device, segment: choice };
-    const g = await gaps(store, { ...sel, thresholdNs: threshold });
+    const g = shared?.gaps ?? await gaps(store, { ...sel, thresholdNs: threshold });
     const scope = g.scopes.find((s) => s.capture_id === d.capture_id && s.device === d.device && s.queue === null)!;
-    const o = (await overlap(store, sel)).devices.find((x) => x.capture_id === d.capture_id && x.device === d.device);
+    const o = (shared?.overlap ?? await overlap(store, sel)).devices.find((x) => x.capture_id === d.capture_id && x.device === d.device);
     breakdowns.set(`${d.capture_id}/${d.device}`, scope.idle_breakdown);
     devices.push({
       capture_id: d.capture_id,

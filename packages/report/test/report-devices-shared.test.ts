@@ -1,0 +1,48 @@
+/**
+ * The report's per-device numbers come from one gaps and one overlap call
+ * over every device when all devices share a choice (all read whole, or all
+ * steady), else from a call per device. Both must give what the per-device
+ * calls give: checked on a store whose two devices both repeat (the sample
+ * iGPU capture twice: steady), one where both are read whole (the NPU
+ * capture twice), and the sample pair (one steady, one whole: per device).
+ */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { Store } from '@tickwise/store';
+import { gaps, overlap } from '@tickwise/analyzer';
+import { collectReport } from '@tickwise/report';
+import { SAMPLE_GPU, SAMPLE_NPU, sampleStore, tickwise, tmp } from './sample-store';
+
+function storeOf(files: readonly string[]): string {
+  const db = join(tmp(), 'shared.duckdb');
+  for (const f of files) tickwise(['import', f, '--db', db]);
+  return db;
+}
+
+describe('report devices: one call for all devices or one per device, the same numbers', () => {
+  for (const [name, db] of [
+    ['both steady', () => storeOf([SAMPLE_GPU, SAMPLE_GPU])],
+    ['both whole', () => storeOf([SAMPLE_NPU, SAMPLE_NPU])],
+    ['mixed', () => sampleStore()],
+  ] as const) {
+    it(name, async () => {
+      const store = await Store.open(db(), { readOnly: true });
+      try {
+        const r = await collectReport(store);
+        expect(r.devices).toHaveLength(2);
+        const choices = new Set(r.devices.map((d) => d.steady_choice));
+        expect(choices.size).toBe(name === 'mixed' ? 2 : 1);
+        for (const d of r.devices) {
+          const sel = { captureId: d.capture_id, device: d.device, segment: d.steady_choice };
+          const g = (await gaps(store, { ...sel, thresholdNs: r.threshold_ns })).scopes.find((s) => s.queue === null)!;
+          const o = (await overlap(store, sel)).devices[0]!;
+          expect([d.dispatches, d.busy_ns, d.idle_ns, d.gap_count, d.max_gap_ns, d.gaps_over_threshold, d.cross_submission_inflight_ns])
+            .toEqual([g.dispatches, g.busy_ns, g.idle_ns, g.gap_count, g.max_gap_ns, g.gaps_over_threshold.count, o.cross_submission_inflight_ns]);
+          expect(d.busy_ns).toBeGreaterThan(0n);
+        }
+      } finally {
+        await store.close();
+      }
+    }, 60_000);
+  }
+});
