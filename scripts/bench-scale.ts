@@ -63,8 +63,9 @@ row('import ireeperf-jsonl', '2 x 10k dispatches', importTime(ireeperfStream(dir
 // analyses: every device busy at once (a data-parallel step), 200k kernels
 importTime(kinetoTrace(dir, 2, 200_000, true), db('c2'));
 importTime(kinetoTrace(dir, 64, 200_000, true), db('c64'));
-for (const verb of ['overlap', 'gaps', 'kernels', 'launches']) {
-  row(`tickwise ${verb} (all busy at once)`, '200k kernels, 2 GPUs', timed([verb, db('c2')]), '200k kernels, 64 GPUs', timed([verb, db('c64')]));
+for (const verb of ['overlap', 'gaps', 'kernels', 'launches', 'report']) {
+  const out = verb === 'report' ? ['--out', join(dir, 'report.html')] : [];
+  row(`tickwise ${verb} (all busy at once)`, '200k kernels, 2 GPUs', timed([verb, db('c2'), ...out]), '200k kernels, 64 GPUs', timed([verb, db('c64'), ...out]));
 }
 console.log('\nmarkdown:\n| step | baseline | s | many devices | s | ratio |\n| --- | --- | --- | --- | --- | --- |');
 for (const [w, b, bs, m, ms] of rows) console.log(`| ${w} | ${b} | ${bs.toFixed(2)} | ${m} | ${ms.toFixed(2)} | ${(ms / bs).toFixed(2)}x |`);
