@@ -37,23 +37,27 @@ async function devicesOf(db: string): Promise<{ device: number; name: string | n
   }
 }
 
+/** Imports both files; the many-device one must take exactly the few-device one's statements. Returns its store. */
+function sameStatements(few: string, many: string, extra: string[] = [], env: Record<string, string> = {}): string {
+  const a = importCounting(few, extra, env);
+  const b = importCounting(many, extra, env);
+  expect(b.statements).toBe(a.statements);
+  return b.db;
+}
+
 describe('many devices: statements do not grow with the device count', () => {
   it('Chrome trace (Kineto), one process per GPU', async () => {
     const dir = tmp('tickwise-many-devices-');
-    const few = importCounting(kinetoTrace(dir, 3, 12));
-    const many = importCounting(kinetoTrace(dir, 300, 1200));
-    expect(many.statements).toBe(few.statements);
-    const devs = await devicesOf(many.db);
+    const manyDb = sameStatements(kinetoTrace(dir, 3, 12), kinetoTrace(dir, 300, 1200));
+    const devs = await devicesOf(manyDb);
     expect(devs).toHaveLength(300);
     expect(devs[123]).toEqual({ device: 123, name: 'GPU 123', kind: 'gpu' });
   });
 
   it('HeteroMosaic, one device label each', async () => {
     const dir = tmp('tickwise-many-devices-');
-    const few = importCounting(heteromosaicTrace(dir, 3, 9));
-    const many = importCounting(heteromosaicTrace(dir, 300, 900));
-    expect(many.statements).toBe(few.statements);
-    const devs = await devicesOf(many.db);
+    const manyDb = sameStatements(heteromosaicTrace(dir, 3, 9), heteromosaicTrace(dir, 300, 900));
+    const devs = await devicesOf(manyDb);
     expect(devs).toHaveLength(300);
     expect(new Set(devs.map((d) => d.name)).size).toBe(300);
   });
@@ -61,10 +65,8 @@ describe('many devices: statements do not grow with the device count', () => {
   it('ireeperf-jsonl: a clock fit per device, its samples and residuals', async () => {
     // one staging path for both (a file mostly of dispatches is staged split, see ireeperf-split.ts)
     const dir = tmp('tickwise-many-devices-');
-    const few = importCounting(ireeperfStream(dir, 3, 2), [], { TICKWISE_IREEPERF_SPLIT: '0' });
-    const many = importCounting(ireeperfStream(dir, 300, 2), [], { TICKWISE_IREEPERF_SPLIT: '0' });
-    expect(many.statements).toBe(few.statements);
-    const store = await Store.open(many.db, { readOnly: true });
+    const manyDb = sameStatements(ireeperfStream(dir, 3, 2), ireeperfStream(dir, 300, 2), [], { TICKWISE_IREEPERF_SPLIT: '0' });
+    const store = await Store.open(manyDb, { readOnly: true });
     try {
       expect(await store.count('devices', `WHERE time_base = 'device_tick_fit' AND clock_samples = 2`)).toBe(300);
       // device 123's host clock is 123 ns later: its first dispatch (tick 2000, 10 ns a tick) at 1_010_000 + 123 ns
@@ -78,17 +80,13 @@ describe('many devices: statements do not grow with the device count', () => {
 
   it('hrx DeviceProfile, one profile each, numbered in document order', async () => {
     const dir = tmp('tickwise-many-devices-');
-    const few = importCounting(hrxProfiles(dir, 3, 2));
-    const many = importCounting(hrxProfiles(dir, 300, 2));
-    expect(many.statements).toBe(few.statements);
-    const devs = await devicesOf(many.db);
+    const manyDb = sameStatements(hrxProfiles(dir, 3, 2), hrxProfiles(dir, 300, 2));
+    const devs = await devicesOf(manyDb);
     expect(devs).toHaveLength(300);
     for (const d of [0, 2, 10, 100, 299]) expect(devs[d]).toEqual({ device: d, name: `npu${d}`, kind: 'npu' });
     // an assumed rate: one assumption per device, in one append
-    const fewAssumed = importCounting(hrxProfiles(dir, 3, 2, false), ['--tick-hz', '1GHz']);
-    const manyAssumed = importCounting(hrxProfiles(dir, 300, 2, false), ['--tick-hz', '1GHz']);
-    expect(manyAssumed.statements).toBe(fewAssumed.statements);
-    const store = await Store.open(manyAssumed.db, { readOnly: true });
+    const assumedDb = sameStatements(hrxProfiles(dir, 3, 2, false), hrxProfiles(dir, 300, 2, false), ['--tick-hz', '1GHz']);
+    const store = await Store.open(assumedDb, { readOnly: true });
     try {
       expect(await store.count('assumptions', `WHERE what = 'tick_hz'`)).toBe(300);
       // device 10's first interval starts at its own first tick: 0 ns on its relative timeline
