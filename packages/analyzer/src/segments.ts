@@ -165,7 +165,10 @@ async function judgeCut(store: Store, table: string, boundaries: readonly bigint
  * large store, seconds each). A writable store is never memoized.
  */
 function segmentDeviceOnce(store: Store, spec: SelectionSpec, dev: DevicePlan, reps: number | undefined): Promise<DeviceSegmentation> {
-  const key = memoKey('segments', dev.capture_id, dev.device, dev.family, dev.time_source, reps ?? null, spec.sources);
+  // keyed by this device's own source only: its rows are read scoped to it, so the other devices
+  // a plan selected do not change the answer (the report asks once for all devices, then per device)
+  const own = spec.sources.filter((s) => s.capture_id === dev.capture_id && s.device === dev.device);
+  const key = memoKey('segments', dev.capture_id, dev.device, dev.family, dev.time_source, reps ?? null, own);
   return readOnce(store, key, () => segmentDevice(store, spec, dev, reps));
 }
 
@@ -204,14 +207,20 @@ async function segmentDevice(store: Store, spec: SelectionSpec, dev: DevicePlan,
     /** Marker cuts, in order; the first equal one (with `want` segments, when given) is used. */
     const tryMarkers = async (want: number | undefined, kinds: readonly MarkerKind[]): Promise<boolean> => {
       for (const kind of kinds) {
-        const cuts = (await store.query({ pos: 'number' }, markerCutsSql(table, kind, dev.capture_id))).map((r) => BigInt(r.pos));
+        const sql = markerCutsSql(table, kind, dev.capture_id);
+        if (kind === 'submissions') {
+          // counted before they are read: a capture submitted dispatch by dispatch has as many cuts as rows
+          const count = (await store.query(COUNT_SHAPE, `SELECT count(*) AS n FROM (${sql})`))[0]!.n;
+          if (count === 0 || (want !== undefined && count + 1 !== want)) continue;
+          // fewer than two dispatches per submission on average: no sequence to repeat (and judging 10^5 cuts would cost seconds)
+          if ((count + 1) * 2 > n) {
+            refused.push({ method: kind, segments: count + 1, reason: 'one dispatch per submission: not a repeated sequence' });
+            continue;
+          }
+        }
+        const cuts = (await store.query({ pos: 'number' }, sql)).map((r) => BigInt(r.pos));
         if (cuts.length === 0) continue;
         if (want !== undefined && cuts.length + 1 !== want) continue;
-        // fewer than two dispatches per submission on average: no sequence to repeat (and judging 10^5 cuts would cost seconds)
-        if (kind === 'submissions' && (cuts.length + 1) * 2 > n) {
-          refused.push({ method: kind, segments: cuts.length + 1, reason: 'one dispatch per submission: not a repeated sequence' });
-          continue;
-        }
         const j = await judgeCut(store, table, cuts);
         // one dispatch per submission is not a repetition of a sequence (a single pass submitted dispatch by dispatch)
         if (kind === 'submissions' && j.reason === null && (j.period ?? 0) < 2) {

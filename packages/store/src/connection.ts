@@ -6,7 +6,7 @@ import { AppendValueError, columnWriter, forEachRow } from './append';
 import { convertValue } from './values';
 import { QueryError } from './query-error';
 import { redactConditionRow, type ConditionValues } from './redact';
-import { checkRows, type RowOf, type Shape } from './shape';
+import { checkColumns, type RowOf, type Shape } from './shape';
 
 
 /** Positional (`$1`) or named (`$name`) parameters of a statement. */
@@ -158,7 +158,7 @@ export class Store {
   async table(sql: string, params?: Params): Promise<{ columns: string[]; types: string[]; rows: Row[] }> {
     const read = await this.readAll(sql, params);
     const columns = read.columnNames();
-    return { columns, types: read.columnTypes().map((t) => t.toString()), rows: toRows(columns, read.getRows() as DuckDBValue[][]) };
+    return { columns, types: read.columnTypes().map((t) => t.toString()), rows: columnsToRows(columns, read.getColumns() as DuckDBValue[][]) };
   }
 
   private async readAll(sql: string, params?: Params) {
@@ -174,7 +174,8 @@ export class Store {
 
   /** Runs a query and checks its rows against a declared shape. */
   async query<S extends Shape>(shape: S, sql: string, params?: Params): Promise<RowOf<S>[]> {
-    return checkRows(shape, await this.rows(sql, params), sql);
+    const read = await this.readAll(sql, params);
+    return checkColumns(shape, read.columnNames(), read.getColumns(), convertValue as (v: unknown) => unknown, sql);
   }
 
   /**
@@ -410,6 +411,18 @@ function openFailure(message: string): string {
 }
 
 /** Rows of DuckDB values as objects keyed by column name, each value converted (convertValue). */
+/** Row objects from a result read column by column (a later column of the same name wins, as in {@link toRows}). */
+function columnsToRows(names: readonly string[], columns: DuckDBValue[][]): Row[] {
+  const n = columns[0]?.length ?? 0;
+  const rows: Row[] = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const o: Row = {};
+    for (let c = 0; c < names.length; c++) o[names[c]!] = convertValue(columns[c]![i] as DuckDBValue);
+    rows[i] = o;
+  }
+  return rows;
+}
+
 function toRows(columns: readonly string[], raw: DuckDBValue[][]): Row[] {
   return raw.map((r) => {
     const o: Row = {};
