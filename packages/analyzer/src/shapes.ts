@@ -51,12 +51,12 @@ export const PAIR_OVERLAP_SHAPE = { a_capture_id: 'number', a_device: 'number', 
 
 /** `kernelStatsSql` rows. */
 export const KERNEL_ROW_SHAPE = {
-  kernel: 'string', count: 'number', total_ns: 'bigint', mean_ns: 'number', median_ns: 'number',
+  capture_id: 'number', device: 'number', kernel: 'string', count: 'number', total_ns: 'bigint', mean_ns: 'number', median_ns: 'number',
   p10_ns: 'number', p90_ns: 'number', min_ns: 'bigint', max_ns: 'bigint',
 } as const;
 
-/** `busyUnionSql`'s one row. */
-export const BUSY_SHAPE = { busy_ns: 'bigint' } as const;
+/** `busyUnionSql` rows, one per device. */
+export const BUSY_SHAPE = { capture_id: 'number', device: 'number', busy_ns: 'bigint' } as const;
 
 /** `segmentRowsSql` table size. */
 export const COUNT_SHAPE = { n: 'number' } as const;

@@ -1,6 +1,38 @@
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_THRESHOLDS, chooseCuts, localSegments, runChecks } from '../src/index';
-import { importSynth, synthCapture } from './checks-helpers';
+import { Store } from '@tickwise/store';
+import { DEFAULT_THRESHOLDS, SEGMENT_STATS_SHAPE, chooseCuts, localSegments, runChecks, segmentStatsSql } from '../src/index';
+import { importSynth, synthCapture, tmp } from './checks-helpers';
+
+/** A seeded generator (mulberry32). */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Length of the union of [s, e) intervals, by sorting and sweeping. */
+function unionLength(xs: readonly (readonly [number, number])[]): number {
+  const sorted = [...xs].sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let total = 0;
+  let curS = -Infinity;
+  let curE = -Infinity;
+  for (const [s, e] of sorted) {
+    if (s > curE) {
+      if (curE > curS) total += curE - curS;
+      curS = s;
+      curE = e;
+    } else if (e > curE) curE = e;
+  }
+  if (curE > curS) total += curE - curS;
+  return total;
+}
 
 describe('segments (the checks\' local splitter)', () => {
   const t = DEFAULT_THRESHOLDS;
@@ -30,6 +62,55 @@ describe('segments (the checks\' local splitter)', () => {
       );
     } finally {
       await store.close();
+    }
+  });
+});
+
+describe('segmentStatsSql: busy time per segment', () => {
+  it('equals a sort-and-sweep union per segment on overlapping, nested and touching rows (3 seeds, 2 devices, cuts)', async () => {
+    const dir = tmp('tickwise-segment-stats-');
+    const store = await Store.open(join(dir, 's.duckdb'));
+    try {
+      await store.run(`INSERT INTO captures (capture_id, path, format, schema_version, sha256, producer, label, timeline, record_count)
+        VALUES (1, 'test:stats', 'generated', 1, NULL, 'checks-passes.test', 'stats', 'host_monotonic', 0)`);
+      await store.run(`INSERT INTO devices (capture_id, device, kind, name, time_base) VALUES (1, 0, 'gpu', 'a', 'device_tick_fit'), (1, 1, 'npu', 'b', 'device_tick_fit')`);
+      for (const seed of [1, 2, 3]) {
+        await store.run('DELETE FROM dispatches');
+        const r = rng(seed);
+        const rows: [number, number, number][] = [];
+        for (const device of [0, 1]) {
+          for (let i = 0; i < 400; i++) {
+            const s = Math.floor(r() * 100_000);
+            const kind = r();
+            // nested in an earlier row, touching it, zero-length, or free
+            const e = kind < 0.1 ? s : kind < 0.2 && rows.length ? rows[rows.length - 1]![2] : s + 1 + Math.floor(r() * 3_000);
+            rows.push([device, s, Math.max(s, e)]);
+          }
+        }
+        await store.run(`INSERT INTO dispatches (capture_id, device, queue, submission_id, kernel, start_ns, end_ns, dur_ns, time_source, valid, line)
+          VALUES ${rows.map(([d, s, e], i) => `(1, ${d}, 0, ${i + 1}, 'k', ${s}, ${e}, ${e - s}, 'device_tick_fit', true, ${i + 1})`).join(', ')}`);
+        const cuts = [
+          { capture_id: 1, device: 0, cut_ns: 30_000n }, { capture_id: 1, device: 0, cut_ns: 61_000n },
+          { capture_id: 1, device: 1, cut_ns: 50_000n },
+        ];
+        const got = await store.query(SEGMENT_STATS_SHAPE, segmentStatsSql({ captureIds: [1] }, cuts));
+        const want: (typeof got)[number][] = [];
+        for (const device of [0, 1]) {
+          const at = cuts.filter((c) => c.device === device).map((c) => Number(c.cut_ns));
+          const seg = (s: number) => at.filter((c) => s >= c).length;
+          for (let g = 0; g <= at.length; g++) {
+            const mine = rows.filter(([d, s]) => d === device && seg(s) === g).map(([, s, e]) => [s, e] as const);
+            if (mine.length === 0) continue;
+            const start = Math.min(...mine.map((x) => x[0]));
+            const end = Math.max(...mine.map((x) => x[1]));
+            want.push({ capture_id: 1, device, segment: g, start_ns: BigInt(start), end_ns: BigInt(end), span_ns: BigInt(end - start), busy_ns: BigInt(unionLength(mine)), dispatches: mine.length });
+          }
+        }
+        expect(got).toEqual(want);
+      }
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

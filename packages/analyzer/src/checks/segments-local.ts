@@ -92,6 +92,8 @@ export function cutsFromGaps(rows: readonly { capture_id: number; device: number
 /**
  * Per segment: first start, last end, span, busy (length of the union of
  * dispatch intervals) and dispatch count. A segment starts at each cut.
+ * Busy is summed row by row, in start order, as the part of each row after
+ * every earlier row's end: one window, no islands to number and group.
  */
 export function segmentStatsSql(scope: CheckScope, cuts: readonly { capture_id: number; device: number; cut_ns: bigint }[]): string {
   const values = cuts.length === 0
@@ -102,13 +104,10 @@ export function segmentStatsSql(scope: CheckScope, cuts: readonly { capture_id: 
   s AS (SELECT d.capture_id, d.device, d.start_ns, d.end_ns, coalesce(b.seg, 0) AS segment
         FROM d ASOF LEFT JOIN b ON d.capture_id = b.capture_id AND d.device = b.device AND d.start_ns >= b.cut_ns),
   o AS (SELECT *, max(end_ns) OVER (PARTITION BY capture_id, device, segment ORDER BY start_ns, end_ns
-        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end FROM s),
-  i AS (SELECT *, sum(CASE WHEN prev_end IS NULL OR start_ns > prev_end THEN 1 ELSE 0 END) OVER (
-        PARTITION BY capture_id, device, segment ORDER BY start_ns, end_ns ROWS UNBOUNDED PRECEDING) AS island FROM o),
-  isl AS (SELECT capture_id, device, segment, island, min(start_ns) AS a, max(end_ns) AS z, count(*) AS n FROM i GROUP BY ALL)
-  SELECT capture_id, device, segment::INTEGER AS segment, min(a) AS start_ns, max(z) AS end_ns, (max(z) - min(a))::BIGINT AS span_ns,
-    sum(z - a)::BIGINT AS busy_ns, sum(n)::BIGINT AS dispatches
-  FROM isl GROUP BY ALL ORDER BY capture_id, device, segment`;
+        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end FROM s)
+  SELECT capture_id, device, segment::INTEGER AS segment, min(start_ns) AS start_ns, max(end_ns) AS end_ns, (max(end_ns) - min(start_ns))::BIGINT AS span_ns,
+    sum(greatest(0, end_ns - greatest(start_ns, coalesce(prev_end, start_ns))))::BIGINT AS busy_ns, count(*)::BIGINT AS dispatches
+  FROM o GROUP BY ALL ORDER BY capture_id, device, segment`;
 }
 
 /** Row shape of {@link segmentStatsSql}. */

@@ -5,9 +5,9 @@
  * ```
  * store ──provenanceLines, runChecks──────────────> provenance, findings (top of the page)
  *       ──planSources, gaps, overlap, segments────> one ReportDevice per (capture, device)
- *       ──timelineIntervalsSql (per device)───────> busy intervals, at most maxIntervals each
- *       ──gapHistogramSql (per device)────────────> log2 buckets, idle by class
- *       ──kernelStats (steady segments if any)────> kernel breakdown
+ *       ──timelineIntervalsSql (all devices)──────> busy intervals, at most maxIntervals each
+ *       ──gapHistogramSql (all devices)───────────> log2 buckets, idle by class
+ *       ──kernelStats (steady segments if any)────> kernel breakdown (all devices in one call)
  *       ──rowGroupCost (per GEMM kernel)──────────> per-row-group cost table
  *       ──resolveCeiling─> ceiling() ─────────────> speedup curve, optimum, required tile
  *   = ReportData ──> reportHtml | reportMarkdown (pure)
@@ -61,6 +61,18 @@ export function deviceKindName(kind: string, name: string | null, format: string
   return format === 'ireeperf-jsonl' || format === 'tickwise-recorder' || format === 'heteromosaic-jsonl' ? 'iGPU' : 'GPU';
 }
 
+/** Rows of a query over every device, by `capture_id/device`, each device's rows in query order. */
+function perDevice<R extends { capture_id: number; device: number }>(rows: readonly R[]): Map<string, R[]> {
+  const by = new Map<string, R[]>();
+  for (const r of rows) {
+    const key = `${r.capture_id}/${r.device}`;
+    let list = by.get(key);
+    if (list === undefined) by.set(key, (list = []));
+    list.push(r);
+  }
+  return by;
+}
+
 function deviceLabel(kindName: string, capture: string, captureId: number, device: number): string {
   return `${kindName} · ${capture} (capture ${captureId}, device ${device})`;
 }
@@ -89,22 +101,19 @@ export async function collectReport(store: Store, opts: ReportOptions = {}): Pro
     (segs.devices.find((s) => s.capture_id === d.capture_id && s.device === d.device)?.segments ?? [])
       .map((s) => ({ segment: s.segment, role: s.role, start_ns: s.start_ns, end_ns: s.end_ns, dispatches: s.dispatch_count }));
   const choiceOf = (d: { capture_id: number; device: number }): 'steady' | 'all' => (segListOf(d).length >= 2 ? 'steady' : 'all');
-  // Devices of one choice share one call when there are several: a device's numbers come from SQL scoped to it
-  // (the same statements either way), and a call per device (its plan, its segmentation) made a 64-GPU
-  // report take seconds more. Every device read whole, or every device steady (then `steady` over all of them
-  // picks each one's own steady part): one gaps and one overlap call for all; else a call per device.
-  const uniform = plan.devices.length > 1 && plan.devices.every((d) => choiceOf(d) === choiceOf(plan.devices[0]!)) ? choiceOf(plan.devices[0]!) : null;
-  const shared = uniform === null ? null : {
-    gaps: await gaps(store, { segment: uniform, thresholdNs: threshold }),
-    overlap: uniform === 'all' ? ov : await overlap(store, { segment: uniform }),
+  // One gaps and one overlap call for every device, not a call each (its plan, its segmentation: seconds more on
+  // 64 GPUs): a device's numbers come from SQL scoped to it, and `steady` over all of them reads each device that
+  // repeats steady and each other one whole, which is each one's own choice.
+  const steadyWhereItCan = plan.devices.some((d) => choiceOf(d) === 'steady') ? 'steady' : 'all';
+  const shared = {
+    gaps: await gaps(store, { segment: steadyWhereItCan, thresholdNs: threshold }),
+    overlap: steadyWhereItCan === 'all' ? ov : await overlap(store, { segment: steadyWhereItCan }),
   };
   for (const d of plan.devices) {
     const segList = segListOf(d);
     const choice = choiceOf(d);
-    const sel = { captureId: d.capture_id, device: d.device, segment: choice };
-    const g = shared?.gaps ?? await gaps(store, { ...sel, thresholdNs: threshold });
-    const scope = g.scopes.find((s) => s.capture_id === d.capture_id && s.device === d.device && s.queue === null)!;
-    const o = (shared?.overlap ?? await overlap(store, sel)).devices.find((x) => x.capture_id === d.capture_id && x.device === d.device);
+    const scope = shared.gaps.scopes.find((s) => s.capture_id === d.capture_id && s.device === d.device && s.queue === null)!;
+    const o = shared.overlap.devices.find((x) => x.capture_id === d.capture_id && x.device === d.device);
     breakdowns.set(`${d.capture_id}/${d.device}`, scope.idle_breakdown);
     devices.push({
       capture_id: d.capture_id,
@@ -138,9 +147,9 @@ export async function collectReport(store: Store, opts: ReportOptions = {}): Pro
   // timeline: busy intervals per device, aggregated
   const intervals: TimelineInterval[] = [];
   const aggregation: ReportData['timeline']['aggregation'][number][] = [];
+  const timelineRows = perDevice(await store.query(TIMELINE_INTERVAL_SHAPE, timelineIntervalsSql(selectionSql(plan.spec), maxIntervals)));
   for (const d of devices) {
-    const sel = selectionSql(plan.spec, { capture_id: d.capture_id, device: d.device, queue: null });
-    const rows = await store.query(TIMELINE_INTERVAL_SHAPE, timelineIntervalsSql(sel, maxIntervals));
+    const rows = timelineRows.get(`${d.capture_id}/${d.device}`) ?? [];
     for (const r of rows) intervals.push({ label: d.label, start_ns: r.start_ns, end_ns: r.end_ns, busy_ns: r.busy_ns, dispatches: r.dispatches, blocks: r.blocks });
     aggregation.push({ label: d.label, raw_blocks: rows[0]?.raw_blocks ?? 0, intervals: rows.length, merged_gap_max_ns: rows[0]?.merged_gap_max_ns ?? null });
   }
@@ -159,12 +168,13 @@ export async function collectReport(store: Store, opts: ReportOptions = {}): Pro
     devices.find((d) => d.capture_id === a.capture_id && d.device === a.device)?.group === devices.find((d) => d.capture_id === b.capture_id && d.device === b.device)?.group;
 
   // gap histogram, idle split by class
+  // over the segments the Devices table counts, so the two agree: `steady` over every device reads each one that
+  // repeats steady and each other one whole (its steady_choice); all devices in one query
+  const histogramPlan = await planAnalysis(store, { segment: steadyWhereItCan });
+  const histogramRows = perDevice(await store.query(GAP_HISTOGRAM_SHAPE, gapHistogramSql(selectionSql(histogramPlan.spec))));
   const histogram: HistogramBar[] = [];
   for (const d of devices) {
-    // over the segments the Devices table counts (steady where the device repeats), so the two agree
-    const seg = await planAnalysis(store, { captureId: d.capture_id, device: d.device, segment: d.steady_choice });
-    const sql = gapHistogramSql(selectionSql(seg.spec, { capture_id: d.capture_id, device: d.device, queue: null }));
-    for (const h of await store.query(GAP_HISTOGRAM_SHAPE, sql)) {
+    for (const h of histogramRows.get(`${d.capture_id}/${d.device}`) ?? []) {
       histogram.push({ label: d.label, bucket: h.bucket, lo_ns: h.lo_ns, hi_ns: h.hi_ns, class: h.between ? 'between submissions' : 'inside a submission', count: h.count, idle_ns: h.idle_ns });
     }
   }
@@ -172,10 +182,12 @@ export async function collectReport(store: Store, opts: ReportOptions = {}): Pro
   // kernels and per-row-group costs, over steady segments where a device has them
   const kernels: ReportKernel[] = [];
   const costs: CostRow[] = [];
+  // `steady` over every device: each one that repeats steady, each other one whole (its steady_choice); one call
+  const allKernels = perDevice((await kernelStats(store, { segment: steadyWhereItCan })).kernels);
   for (const d of devices) {
-    const k = await kernelStats(store, { captureId: d.capture_id, device: d.device, segment: d.steady_choice });
-    for (const s of k.kernels) kernels.push({ ...s, label: d.label });
-    for (const s of k.kernels) {
+    const mine = allKernels.get(`${d.capture_id}/${d.device}`) ?? [];
+    for (const s of mine) kernels.push({ ...s, label: d.label });
+    for (const s of mine) {
       const shape = gemmShapeFromName(s.kernel);
       if (!shape || shape.m <= 1 || !/(matmul|gemm|mmt)/i.test(s.kernel)) continue;
       const U = d.kind === 'gpu' && opts.ceiling?.gpuRowsPerDispatch !== undefined ? opts.ceiling.gpuRowsPerDispatch : shape.m;

@@ -1,23 +1,28 @@
 /**
- * Busy intervals of one device for a timeline chart, as SQL over a selection
- * (pure: no DuckDB here). A big capture has millions of dispatches; a chart
- * must stay small, so:
+ * Busy intervals of every device for the timeline charts, as SQL over a
+ * selection (pure: no DuckDB here). A big capture has millions of
+ * dispatches; a chart must stay small, so, per (capture, device):
  *
  * ```
- * dispatches (start order, running max of earlier ends)
- *   --union--> busy blocks: maximal intervals with >= 1 dispatch in flight
+ * dispatches (start order: row number, running max of earlier ends pm)
+ *   --rows with start > pm (or first)--> busy blocks: maximal intervals with >= 1 dispatch in flight;
+ *        a block ends at the next block start's pm, its gap before is start - pm
  *   --if more than maxIntervals blocks--> merge across the shortest gaps:
- *        T = the (blocks - maxIntervals)-th shortest gap; every gap <= T is
- *        closed, so at most maxIntervals intervals remain
+ *        T = the maxIntervals-th longest gap (the (blocks - maxIntervals)-th shortest);
+ *        every gap <= T is closed, so at most maxIntervals intervals remain
  *   --> intervals (start_ns, end_ns, busy_ns, dispatches, blocks)
  * ```
  * A merged interval keeps its true busy time (busy_ns <= end_ns - start_ns):
  * the chart shades it by busy share, so merging never invents busy time.
- * Merged gaps are at most T long; T is returned with every row.
+ * Merged gaps are at most T long; T is returned with every row. One query
+ * for all devices (one sort of the selection, partitioned), not one per
+ * device each reading the whole table.
  */
 
 /** Columns of {@link timelineIntervalsSql}'s rows. */
 export const TIMELINE_INTERVAL_SHAPE = {
+  capture_id: 'number',
+  device: 'number',
   start_ns: 'bigint',
   end_ns: 'bigint',
   busy_ns: 'bigint',
@@ -28,39 +33,36 @@ export const TIMELINE_INTERVAL_SHAPE = {
 } as const;
 
 /**
- * SQL of one device's timeline intervals from `selection` (rows with
- * start_ns, end_ns), at most `maxIntervals` of them (>= 1).
+ * SQL of the timeline intervals of every (capture_id, device) of
+ * `selection` (rows with capture_id, device, start_ns, end_ns), at most
+ * `maxIntervals` (>= 1) per device, ordered by capture, device and start.
  */
 export function timelineIntervalsSql(selection: string, maxIntervals: number): string {
   if (!Number.isSafeInteger(maxIntervals) || maxIntervals < 1) throw new RangeError(`maxIntervals must be a whole number >= 1, got ${maxIntervals}`);
-  return `WITH sel AS (SELECT start_ns, end_ns FROM (${selection})),
-  w AS (
-    SELECT start_ns, end_ns,
-      max(end_ns) OVER (ORDER BY start_ns, end_ns ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pm
-    FROM sel
-  ),
-  b AS (
-    SELECT start_ns, end_ns,
-      sum(CASE WHEN pm IS NULL OR start_ns > pm THEN 1 ELSE 0 END) OVER (ORDER BY start_ns, end_ns ROWS UNBOUNDED PRECEDING) AS block
-    FROM w
+  return `WITH w AS (
+    SELECT capture_id, device, start_ns, end_ns, row_number() OVER o AS rn,
+      max(end_ns) OVER (o ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pm,
+      count(*) OVER d AS n, max(end_ns) OVER d AS last_end
+    FROM (${selection})
+    WINDOW o AS (PARTITION BY capture_id, device ORDER BY start_ns, end_ns), d AS (PARTITION BY capture_id, device)
   ),
   blocks AS (
-    SELECT block, min(start_ns) AS start_ns, max(end_ns) AS end_ns, count(*) AS dispatches FROM b GROUP BY block
+    SELECT capture_id, device, rn, start_ns, start_ns - pm AS gap_ns,
+      coalesce(lead(pm) OVER b, last_end) AS end_ns, coalesce(lead(rn) OVER b, n + 1) - rn AS dispatches
+    FROM w WHERE pm IS NULL OR start_ns > pm
+    WINDOW b AS (PARTITION BY capture_id, device ORDER BY rn)
   ),
-  g AS (SELECT *, start_ns - lag(end_ns) OVER (ORDER BY start_ns) AS gap_ns FROM blocks),
-  n AS (SELECT count(*) AS raw_blocks FROM blocks),
   t AS (
-    SELECT max(gap_ns) AS merge_ns FROM (
-      SELECT gap_ns, row_number() OVER (ORDER BY gap_ns) AS r FROM g WHERE gap_ns IS NOT NULL
-    ) WHERE r <= (SELECT raw_blocks FROM n) - ${maxIntervals}
+    SELECT capture_id, device, count(*) AS raw_blocks, max(gap_ns, ${maxIntervals})[${maxIntervals}] AS merge_ns FROM blocks GROUP BY capture_id, device
   ),
   m AS (
-    SELECT g.*, sum(CASE WHEN g.gap_ns IS NULL OR t.merge_ns IS NULL OR g.gap_ns > t.merge_ns THEN 1 ELSE 0 END)
-        OVER (ORDER BY g.start_ns ROWS UNBOUNDED PRECEDING) AS interval_id
-    FROM g, t
+    SELECT b.*, t.merge_ns, t.raw_blocks,
+      sum(CASE WHEN b.gap_ns IS NULL OR t.merge_ns IS NULL OR b.gap_ns > t.merge_ns THEN 1 ELSE 0 END)
+        OVER (PARTITION BY b.capture_id, b.device ORDER BY b.rn ROWS UNBOUNDED PRECEDING) AS interval_id
+    FROM blocks b JOIN t ON t.capture_id = b.capture_id AND t.device = b.device
   )
-  SELECT min(m.start_ns) AS start_ns, max(m.end_ns) AS end_ns, sum(m.end_ns - m.start_ns)::BIGINT AS busy_ns,
-    sum(m.dispatches)::BIGINT AS dispatches, count(*)::BIGINT AS blocks,
-    any_value(t.merge_ns) AS merged_gap_max_ns, any_value(n.raw_blocks)::BIGINT AS raw_blocks
-  FROM m, t, n GROUP BY m.interval_id ORDER BY start_ns`;
+  SELECT capture_id, device, min(start_ns) AS start_ns, max(end_ns) AS end_ns, sum(end_ns - start_ns)::BIGINT AS busy_ns,
+    sum(dispatches)::BIGINT AS dispatches, count(*)::BIGINT AS blocks,
+    any_value(merge_ns) AS merged_gap_max_ns, any_value(raw_blocks)::BIGINT AS raw_blocks
+  FROM m GROUP BY capture_id, device, interval_id ORDER BY capture_id, device, start_ns`;
 }
