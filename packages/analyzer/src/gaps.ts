@@ -2,20 +2,23 @@
  * Busy, idle and gaps per device and per queue.
  *
  * ```
- * planAnalysis --> per (capture, device): device-wide scope, then each queue
- *   gapBucketsSql (one window pass over the scope's rows, aggregated per log2 bucket)
- *   [+ betweenBucketsSql when submission ids go backwards in start order]
- *   --> span, busy (union), idle, gaps, gaps over the threshold, by class, log2 histogram
+ * planAnalysis --> every device-wide scope at once, then every queue scope of the devices with several queues:
+ *   gapBucketsSql (one window pass over the rows, partitioned by scope, aggregated per log2 bucket)
+ *   + segmentSpansSql
+ *   [+ betweenBucketsSql for the scopes whose submission ids go backwards in start order]
+ *   --> per scope: span, busy (union), idle, gaps, gaps over the threshold, by class, log2 histogram
  * ```
+ * A fixed number of statements however many devices (a few per device, each
+ * reading the whole table, took 30 s for 1000 devices).
  */
-import type { Store } from '@tickwise/store';
+import type { RowOf, Store } from '@tickwise/store';
 import { ns, type Ns } from '@tickwise/time';
 import { planAnalysis } from './plan';
 import { readOnce } from './read-memo';
 import type { DevicePlan, SelectionOptions } from './selection';
 import { BETWEEN_BUCKET_ROW_SHAPE, GAP_BUCKET_ROW_SHAPE, GAP_ROW_SHAPE, QUEUE_SHAPE, SEGMENT_SPAN_SHAPE } from './shapes';
-import { betweenBucketsSql, gapBucketsSql, gapListSql, idleBreakdownSql, segmentSpansSql } from './sql/gaps';
-import { type Scope } from './sql/selection';
+import { betweenBucketsSql, gapBucketsSql, gapListSql, idleBreakdownSql, segmentSpansSql, type GapScopeKind } from './sql/gaps';
+import { sqlInt } from './sql/quote';
 import { correlatedWorkSql, DEFAULT_WORK, hostWorkCountSql, LAUNCH_CALL_PREDICATE, WorkSet, workRowsSql } from './sql/work';
 
 /** Default `--min-gap`: 200 us. */
@@ -74,8 +77,8 @@ export interface IdleBreakdown {
   readonly driver_linked: number;
 }
 
-const BREAKDOWN_ROW_SHAPE = { queue: 'number?', class: 'string', hta_class: 'string', driver: 'number', gaps: 'number', idle_ns: 'bigint', interval_ns: 'bigint', linked: 'number', rows: 'number' } as const;
-type BreakdownRow = { queue: number | null; class: string; hta_class: string; driver: number; gaps: number; idle_ns: bigint; interval_ns: bigint; linked: number; rows: number };
+const BREAKDOWN_ROW_SHAPE = { capture_id: 'number', device: 'number', queue: 'number?', class: 'string', hta_class: 'string', driver: 'number', gaps: 'number', idle_ns: 'bigint', interval_ns: 'bigint', linked: 'number', rows: 'number' } as const;
+type BreakdownRow = { capture_id: number; device: number; queue: number | null; class: string; hta_class: string; driver: number; gaps: number; idle_ns: bigint; interval_ns: bigint; linked: number; rows: number };
 
 function breakdownOf(rows: readonly BreakdownRow[], thresholdNs: bigint): IdleBreakdown | null {
   const linked = rows.reduce((a, r) => a + r.linked, 0);
@@ -173,26 +176,23 @@ export type GapClassification = keyof typeof GapClassification;
 const sum = (xs: readonly bigint[]) => xs.reduce((a, b) => a + b, 0n);
 const count = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
 
-async function scopeGaps(
-  store: Store,
-  selection: string,
-  threshold: bigint,
-  dev: DevicePlan,
-  queue: number | null,
-  singleQueue: boolean,
-  forceSpans: boolean,
-  breakdown: IdleBreakdown | null,
-): Promise<GapScope> {
-  const rows = await store.query(GAP_BUCKET_ROW_SHAPE, gapBucketsSql(selection, threshold));
-  const spans = await store.query(SEGMENT_SPAN_SHAPE, segmentSpansSql(selection));
+type BucketRow = RowOf<typeof GAP_BUCKET_ROW_SHAPE>;
+type SpanRow = RowOf<typeof SEGMENT_SPAN_SHAPE>;
+type BetweenRow = RowOf<typeof BETWEEN_BUCKET_ROW_SHAPE>;
+
+/** Whether a scope's gaps need the general between-submissions pass (its ids go backwards, or several queues share it). */
+function needsSpans(rows: readonly BucketRow[], singleQueue: boolean, forceSpans: boolean): boolean {
+  return forceSpans || !singleQueue || count(rows.map((r) => r.rows_out_of_order)) > 0;
+}
+
+/** One scope's numbers from its rows of the three statements (`general`: its betweenBucketsSql rows, when it needs them). */
+function scopeGaps(rows: readonly BucketRow[], spans: readonly SpanRow[], general: readonly BetweenRow[] | null, dev: DevicePlan, queue: number | null, breakdown: IdleBreakdown | null): GapScope {
   const buckets = rows.filter((r) => r.bucket !== null);
-  const outOfOrder = count(rows.map((r) => r.rows_out_of_order));
   let classification: GapClassification = 'adjacent';
-  let between = new Map(buckets.map((b) => [b.bucket!, b]));
-  if (forceSpans || !singleQueue || outOfOrder > 0) {
+  let between = new Map<number, { between_count: number; between_idle_ns: bigint; between_over_count: number; between_over_idle_ns: bigint }>(buckets.map((b) => [b.bucket!, b]));
+  if (general !== null) {
     classification = 'spans';
-    const general = await store.query(BETWEEN_BUCKET_ROW_SHAPE, betweenBucketsSql(selection, threshold));
-    between = new Map(general.map((b) => [b.bucket, { ...b, bucket: b.bucket as number | null, rows: 0, rows_out_of_order: 0, no_sub: 0, idle_ns: 0n, max_gap_ns: null, over_count: 0, over_idle_ns: 0n }]));
+    between = new Map(general.map((b) => [b.bucket, b]));
   }
   const b = [...between.values()];
   const span = sum(spans.map((s) => s.last_ns - s.first_ns));
@@ -246,6 +246,37 @@ function capturesWithLaunchCalls(store: Store): Promise<Set<number>> {
     `SELECT DISTINCT capture_id FROM host_events WHERE ${LAUNCH_CALL_PREDICATE} AND start_ns IS NOT NULL`)).map((r) => r.capture_id)));
 }
 
+/** Rows grouped by a key, each group in row order. */
+function groupBy<R>(rows: readonly R[], key: (r: R) => string): Map<string, R[]> {
+  const by = new Map<string, R[]>();
+  for (const r of rows) {
+    const k = key(r);
+    let list = by.get(k);
+    if (list === undefined) by.set(k, (list = []));
+    list.push(r);
+  }
+  return by;
+}
+
+/** Rows grouped by scope (see {@link scopeKey}). */
+function byScope<R extends { capture_id: number; device: number; queue: number | null }>(rows: readonly R[]): Map<string, R[]> {
+  return groupBy(rows, (r) => scopeKey(r.capture_id, r.device, r.queue));
+}
+
+/** `capture_id/device/queue`, the queue empty for a device-wide scope. */
+function scopeKey(captureId: number, device: number, queue: number | null): string {
+  return `${captureId}/${device}/${queue ?? ''}`;
+}
+
+/** The rows of `selection` on the given devices only (all of them: the selection itself). */
+function onDevices(selection: string, devices: readonly { capture_id: number; device: number }[], all: number): string {
+  if (devices.length === all) return selection;
+  const byCapture = new Map<number, number[]>();
+  for (const d of devices) byCapture.set(d.capture_id, [...(byCapture.get(d.capture_id) ?? []), d.device]);
+  const pred = [...byCapture].map(([c, ds]) => `(capture_id = ${sqlInt(c)} AND device IN (${ds.map((x) => sqlInt(x)).join(', ')}))`);
+  return `SELECT * FROM (${selection}) WHERE ${pred.length ? pred.join(' OR ') : 'false'}`;
+}
+
 /**
  * Busy time (union), span, idle and gaps per device, and per queue of each
  * device; gaps classed as between submissions or within one; a log2
@@ -256,30 +287,57 @@ export async function gaps(store: Store, opts: GapsOptions = {}): Promise<GapsRe
   const threshold = opts.thresholdNs ?? DEFAULT_GAP_THRESHOLD_NS;
   const work = opts.work ?? DEFAULT_WORK;
   const kernelWait = opts.kernelWaitNs ?? DEFAULT_KERNEL_WAIT_NS;
+  const forceSpans = opts.classifyBySpans === true;
   const plan = await planAnalysis(store, opts);
-  const scopes: GapScope[] = [];
   const leftOut = (await store.query({ n: 'number', sum_dur_ns: 'bigint' }, hostWorkCountSql(plan.spec)))[0]!;
+  const n = plan.devices.length;
+  const all = workRowsSql(plan.spec, undefined, work);
+  const deviceKey = (r: { capture_id: number; device: number }) => `${r.capture_id}/${r.device}`;
+  const queuesOf = groupBy(await store.query(QUEUE_SHAPE, `SELECT capture_id, device, queue, count(*)::BIGINT AS dispatches FROM (${all}) GROUP BY ALL ORDER BY capture_id, device, queue`), deviceKey);
+  const queues = (d: DevicePlan) => queuesOf.get(deviceKey(d)) ?? [];
+
+  // the idle breakdown of the devices whose capture has launch calls (no launch call, no correlation: null, no query)
+  const launching = await capturesWithLaunchCalls(store);
+  const linkedDevices = plan.devices.filter((d) => launching.has(d.capture_id));
+  const bd = linkedDevices.length === 0 ? [] : (await store.query(BREAKDOWN_ROW_SHAPE,
+    idleBreakdownSql(onDevices(correlatedWorkSql(plan.spec, undefined, work), linkedDevices, n), kernelWait))) as BreakdownRow[];
+  const bdByDevice = groupBy(bd, deviceKey);
+  const bdOf = (d: DevicePlan) => bdByDevice.get(deviceKey(d)) ?? [];
+
+  /** Scopes of one kind over the given devices: three statements at most. */
+  const scopesOf = async (by: GapScopeKind, devices: readonly DevicePlan[], single: (d: DevicePlan) => boolean) => {
+    if (devices.length === 0) return { rows: new Map<string, BucketRow[]>(), spans: new Map<string, SpanRow[]>(), general: new Map<string, BetweenRow[]>() };
+    const sel = onDevices(all, devices, n);
+    const rows = byScope(await store.query(GAP_BUCKET_ROW_SHAPE, gapBucketsSql(sel, threshold, by)));
+    const rowsByDevice = groupBy([...rows], ([, r]) => deviceKey(r[0]!));
+    const spans = byScope(await store.query(SEGMENT_SPAN_SHAPE, segmentSpansSql(sel, by)));
+    const needing = devices.filter((d) => [...(rowsByDevice.get(deviceKey(d)) ?? [])].some(([, r]) => needsSpans(r, single(d), forceSpans)));
+    const general = needing.length === 0 ? new Map<string, BetweenRow[]>()
+      : byScope(await store.query(BETWEEN_BUCKET_ROW_SHAPE, betweenBucketsSql(onDevices(all, needing, n), threshold, by)));
+    return { rows, spans, general };
+  };
+  const one = (d: DevicePlan) => queues(d).length <= 1;
+  const wide = await scopesOf('device', plan.devices, one);
+  // queue scopes: the devices with several queues (a device with one named queue is that queue)
+  const multi = plan.devices.filter((d) => !one(d) && queues(d).some((q) => q.queue !== null));
+  const perQueue = await scopesOf('queue', multi, () => true);
+  const scopeOf = (set: typeof wide, d: DevicePlan, queue: number | null, single: boolean, breakdown: IdleBreakdown | null): GapScope => {
+    const key = scopeKey(d.capture_id, d.device, queue);
+    const rows = set.rows.get(key) ?? [];
+    return scopeGaps(rows, set.spans.get(key) ?? [], needsSpans(rows, single, forceSpans) ? set.general.get(key) ?? [] : null, d, queue, breakdown);
+  };
+
+  const scopes: GapScope[] = [];
   for (const dev of plan.devices) {
-    const deviceScope: Scope = { capture_id: dev.capture_id, device: dev.device, queue: null };
-    const sel = (sc: Scope) => workRowsSql(plan.spec, sc, work);
-    const queues = await store.query(QUEUE_SHAPE, `SELECT capture_id, device, queue, count(*)::BIGINT AS dispatches FROM (${sel(deviceScope)}) GROUP BY ALL ORDER BY queue`);
-    const named = queues.filter((q) => q.queue !== null);
-    const single = queues.length <= 1;
-    const spans = opts.classifyBySpans === true;
-    // no launch call in the capture, no launch correlation: the breakdown is null without its window query
-    const bd = (await capturesWithLaunchCalls(store)).has(dev.capture_id)
-      ? (await store.query(BREAKDOWN_ROW_SHAPE, idleBreakdownSql(correlatedWorkSql(plan.spec, deviceScope, work), kernelWait))) as BreakdownRow[]
-      : [];
-    const wide = await scopeGaps(store, sel(deviceScope), threshold, dev, null, single, spans, breakdownOf(bd, kernelWait));
-    scopes.push(wide);
-    if (named.length === 1 && single) {
-      scopes.push({ ...wide, queue: named[0]!.queue });
+    const named = queues(dev).filter((q) => q.queue !== null);
+    const b = bdOf(dev);
+    const w = scopeOf(wide, dev, null, one(dev), breakdownOf(b, kernelWait));
+    scopes.push(w);
+    if (named.length === 1 && one(dev)) {
+      scopes.push({ ...w, queue: named[0]!.queue });
       continue;
     }
-    for (const q of named) {
-      const scope: Scope = { ...deviceScope, queue: q.queue };
-      scopes.push(await scopeGaps(store, sel(scope), threshold, dev, q.queue, true, spans, breakdownOf(bd.filter((r) => r.queue === q.queue), kernelWait)));
-    }
+    for (const q of named) scopes.push(scopeOf(perQueue, dev, q.queue, true, breakdownOf(b.filter((r) => r.queue === q.queue), kernelWait)));
   }
   return {
     threshold_ns: threshold,

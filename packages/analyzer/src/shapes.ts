@@ -24,18 +24,18 @@ export const QUEUE_SHAPE = { capture_id: 'number', device: 'number', queue: 'num
 
 /** `gapBucketsSql` rows. */
 export const GAP_BUCKET_ROW_SHAPE = {
-  bucket: 'number?', rows: 'number', rows_out_of_order: 'number', no_sub: 'number', idle_ns: 'bigint', max_gap_ns: 'bigint?',
+  capture_id: 'number', device: 'number', queue: 'number?', bucket: 'number?', rows: 'number', rows_out_of_order: 'number', no_sub: 'number', idle_ns: 'bigint', max_gap_ns: 'bigint?',
   over_count: 'number', over_idle_ns: 'bigint', between_count: 'number', between_idle_ns: 'bigint',
   between_over_count: 'number', between_over_idle_ns: 'bigint',
 } as const;
 
 /** `betweenBucketsSql` rows. */
 export const BETWEEN_BUCKET_ROW_SHAPE = {
-  bucket: 'number', between_count: 'number', between_idle_ns: 'bigint', between_over_count: 'number', between_over_idle_ns: 'bigint',
+  capture_id: 'number', device: 'number', queue: 'number?', bucket: 'number', between_count: 'number', between_idle_ns: 'bigint', between_over_count: 'number', between_over_idle_ns: 'bigint',
 } as const;
 
 /** `segmentSpansSql` rows. */
-export const SEGMENT_SPAN_SHAPE = { segment: 'number', dispatches: 'number', first_ns: 'bigint', last_ns: 'bigint', sum_dur_ns: 'bigint' } as const;
+export const SEGMENT_SPAN_SHAPE = { capture_id: 'number', device: 'number', queue: 'number?', segment: 'number', dispatches: 'number', first_ns: 'bigint', last_ns: 'bigint', sum_dur_ns: 'bigint' } as const;
 
 /** `gapListSql` rows. */
 export const GAP_ROW_SHAPE = { segment: 'number', start_ns: 'bigint', end_ns: 'bigint', gap_ns: 'bigint', between_submissions: 'boolean' } as const;

@@ -1,6 +1,7 @@
 /**
- * Busy, idle and gaps of one scope (a device, or one queue of it), as SQL
- * over a selection (see `selection.ts`). Pure.
+ * Busy, idle and gaps of each scope (each device, or each queue of each
+ * device: `by`), as SQL over a selection of any number of devices (see
+ * `selection.ts`), one statement for all scopes. Pure.
  *
  * ```
  * selected rows --start order: running max end, previous row's submission-->
@@ -25,6 +26,17 @@ import { sqlBigint } from './quote';
 import { SUBMISSION_KEY } from './selection';
 
 /**
+ * The scopes a statement reports: every device (`queue` NULL in its rows:
+ * the device-wide union of its queues) or every queue of every device.
+ */
+export type GapScopeKind = 'device' | 'queue';
+
+/** Partition columns of a scope kind, and the `queue` column its rows carry. */
+function scopeColumns(by: GapScopeKind): { part: string; queue: string } {
+  return by === 'queue' ? { part: 'capture_id, device, queue', queue: 'queue' } : { part: 'capture_id, device', queue: 'NULL::INTEGER AS queue' };
+}
+
+/**
  * One row per log2 bucket of gap length (`bucket` NULL: the rows with no gap
  * before them), see `GAP_BUCKET_ROW_SHAPE`. `rows_out_of_order` counts rows
  * whose submission id is lower than the previous row's, or missing; when it
@@ -32,14 +44,15 @@ import { SUBMISSION_KEY } from './selection';
  * adjacent pair is), so each submission is one run of rows and the
  * `between_*` columns are exact.
  */
-export function gapBucketsSql(selection: string, thresholdNs: bigint): string {
+export function gapBucketsSql(selection: string, thresholdNs: bigint, by: GapScopeKind = 'device'): string {
   const t = sqlBigint(thresholdNs);
+  const { part, queue } = scopeColumns(by);
   return `WITH w AS (
-    SELECT segment, submission_id,
+    SELECT capture_id, device, ${queue}, segment, submission_id,
       start_ns - max(end_ns) OVER w AS gap_ns,
       lag(segment) OVER w AS prev_segment,
       lag(submission_id) OVER w AS prev_sub
-    FROM (${selection}) WINDOW w AS (${EARLIER_ROWS})
+    FROM (${selection}) WINDOW w AS (PARTITION BY ${part} ${EARLIER_ROWS})
   ),
   c AS (
     SELECT *,
@@ -47,7 +60,7 @@ export function gapBucketsSql(selection: string, thresholdNs: bigint): string {
       NOT (submission_id IS NOT NULL AND submission_id = prev_sub) AS new_sub
     FROM w
   )
-  SELECT bucket,
+  SELECT capture_id, device, queue, bucket,
     count(*)::BIGINT AS rows,
     count(*) FILTER (WHERE submission_id IS NULL OR (prev_segment = segment AND submission_id < prev_sub))::BIGINT AS rows_out_of_order,
     count(*) FILTER (WHERE submission_id IS NULL)::BIGINT AS no_sub,
@@ -59,7 +72,7 @@ export function gapBucketsSql(selection: string, thresholdNs: bigint): string {
     coalesce(sum(gap_ns) FILTER (WHERE bucket IS NOT NULL AND new_sub), 0)::BIGINT AS between_idle_ns,
     count(*) FILTER (WHERE bucket IS NOT NULL AND new_sub AND gap_ns > ${t})::BIGINT AS between_over_count,
     coalesce(sum(gap_ns) FILTER (WHERE bucket IS NOT NULL AND new_sub AND gap_ns > ${t}), 0)::BIGINT AS between_over_idle_ns
-  FROM c GROUP BY bucket ORDER BY bucket NULLS FIRST`;
+  FROM c GROUP BY capture_id, device, queue, bucket ORDER BY capture_id, device, queue, bucket NULLS FIRST`;
 }
 
 /**
@@ -67,24 +80,27 @@ export function gapBucketsSql(selection: string, thresholdNs: bigint): string {
  * gaps of the union of submission spans, per log2 bucket (see
  * `BETWEEN_BUCKET_ROW_SHAPE`).
  */
-export function betweenBucketsSql(selection: string, thresholdNs: bigint): string {
+export function betweenBucketsSql(selection: string, thresholdNs: bigint, by: GapScopeKind = 'device'): string {
   const t = sqlBigint(thresholdNs);
+  const { part, queue } = scopeColumns(by);
   return `WITH subs AS (
-    SELECT segment, min(start_ns) AS start_ns, max(end_ns) AS end_ns FROM (${selection})
-    GROUP BY segment, ${SUBMISSION_KEY}
+    SELECT capture_id, device, segment, ${SUBMISSION_KEY}, min(start_ns) AS start_ns, max(end_ns) AS end_ns FROM (${selection})
+    GROUP BY capture_id, device, segment, ${SUBMISSION_KEY}
   ),
-  bg AS (SELECT gap_ns FROM (SELECT start_ns - ${prevEndMax('segment')} AS gap_ns FROM subs) WHERE gap_ns > 0)
-  SELECT ${log2BucketSql('gap_ns')} AS bucket,
+  bg AS (SELECT capture_id, device, queue, gap_ns FROM (
+    SELECT capture_id, device, ${queue}, start_ns - ${prevEndMax(`${part}, segment`)} AS gap_ns FROM subs) WHERE gap_ns > 0)
+  SELECT capture_id, device, queue, ${log2BucketSql('gap_ns')} AS bucket,
     count(*)::BIGINT AS between_count, sum(gap_ns)::BIGINT AS between_idle_ns,
     count(*) FILTER (WHERE gap_ns > ${t})::BIGINT AS between_over_count,
     coalesce(sum(gap_ns) FILTER (WHERE gap_ns > ${t}), 0)::BIGINT AS between_over_idle_ns
-  FROM bg GROUP BY 1 ORDER BY 1`;
+  FROM bg GROUP BY ALL ORDER BY capture_id, device, queue, bucket`;
 }
 
-/** Per segment of a scope: dispatches, first start, last end, summed durations (see `SEGMENT_SPAN_SHAPE`). */
-export function segmentSpansSql(selection: string): string {
-  return `SELECT segment, count(*)::BIGINT AS dispatches, min(start_ns) AS first_ns, max(end_ns) AS last_ns, sum(dur_ns)::BIGINT AS sum_dur_ns
-    FROM (${selection}) GROUP BY segment ORDER BY segment`;
+/** Per segment of each scope: dispatches, first start, last end, summed durations (see `SEGMENT_SPAN_SHAPE`). */
+export function segmentSpansSql(selection: string, by: GapScopeKind = 'device'): string {
+  const { queue } = scopeColumns(by);
+  return `SELECT capture_id, device, ${queue}, segment, count(*)::BIGINT AS dispatches, min(start_ns) AS first_ns, max(end_ns) AS last_ns, sum(dur_ns)::BIGINT AS sum_dur_ns
+    FROM (${selection}) GROUP BY ALL ORDER BY capture_id, device, queue, segment`;
 }
 
 /**
@@ -120,8 +136,8 @@ export function gapListSql(selection: string): string {
  * kernel wait : not host wait and gap < delay   (back-to-back launch overhead)
  * other       : the rest (launched in time, yet the queue idled: waits on other queues, events, syncs)
  * ```
- * Rows with no launch call are never host waits. One row per (queue,
- * class, hta_class): gaps (> 0), their idle, and `interval_ns` (every
+ * Rows with no launch call are never host waits. One row per (capture,
+ * device, queue, class, hta_class): gaps (> 0), their idle, and `interval_ns` (every
  * interval summed, negative and zero ones included, as HTA sums them);
  * `linked` counts rows with a launch call. `hta_class` is the class HTA
  * itself gives: it links runtime calls only, so a row launched by a driver
@@ -130,12 +146,12 @@ export function gapListSql(selection: string): string {
  */
 export function idleBreakdownSql(correlated: string, kernelWaitNs: bigint): string {
   return `WITH w AS (
-    SELECT queue, segment, start_ns, launch_ns, launch_op,
-      lag(end_ns) OVER (PARTITION BY queue, segment ORDER BY start_ns, end_ns) AS prev_end
+    SELECT capture_id, device, queue, segment, start_ns, launch_ns, launch_op,
+      lag(end_ns) OVER (PARTITION BY capture_id, device, queue, segment ORDER BY start_ns, end_ns) AS prev_end
     FROM (${correlated})
   ),
   c AS (
-    SELECT queue, launch_ns, launch_op, start_ns - prev_end AS interval_ns,
+    SELECT capture_id, device, queue, launch_ns, launch_op, start_ns - prev_end AS interval_ns,
       CASE WHEN launch_ns > prev_end THEN 'host_wait'
            WHEN start_ns - prev_end < ${sqlBigint(kernelWaitNs)} THEN 'kernel_wait'
            ELSE 'other' END AS class,
@@ -144,9 +160,9 @@ export function idleBreakdownSql(correlated: string, kernelWaitNs: bigint): stri
            ELSE 'other' END AS hta_class
     FROM w WHERE prev_end IS NOT NULL
   )
-  SELECT queue, class, hta_class, count(*) FILTER (WHERE interval_ns > 0)::BIGINT AS gaps,
+  SELECT capture_id, device, queue, class, hta_class, count(*) FILTER (WHERE interval_ns > 0)::BIGINT AS gaps,
     coalesce(sum(interval_ns) FILTER (WHERE interval_ns > 0), 0)::BIGINT AS idle_ns,
     sum(interval_ns)::BIGINT AS interval_ns, count(launch_ns)::BIGINT AS linked, count(*) FILTER (WHERE launch_op = 'cuda_driver')::BIGINT AS driver,
     count(*)::BIGINT AS rows
-  FROM c GROUP BY ALL ORDER BY queue NULLS FIRST, class, hta_class`;
+  FROM c GROUP BY ALL ORDER BY capture_id, device, queue NULLS FIRST, class, hta_class`;
 }

@@ -1,0 +1,105 @@
+/**
+ * Analyses over many devices: `gaps` and `kernels` run a fixed number of
+ * statements however many devices are selected (every device's numbers
+ * from statements partitioned by capture, device and queue), and each
+ * device's numbers equal those of that device analyzed alone. Devices with
+ * two queues, submission ids that go backwards, dispatches without a
+ * submission, repetitions; two captures. Counted statements on a real
+ * DuckDB, no timing.
+ */
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Store } from '@tickwise/store';
+import { gaps, kernelStats, segments } from '@tickwise/analyzer';
+import { tmp } from './checks-helpers';
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/**
+ * A store of `devices` devices per capture, 2 captures. Device d: 3 passes of
+ * 30 dispatches on queue d % 2 (and every third dispatch on queue 7 for odd d),
+ * submissions of 3 (ids going backwards on devices d % 3 = 1, none on d % 5 = 4),
+ * a 5 ms gap between passes.
+ */
+async function storeOf(devices: number): Promise<string> {
+  const dir = tmp('tickwise-many-analyses-');
+  dirs.push(dir);
+  const db = join(dir, 's.duckdb');
+  const s = await Store.open(db);
+  try {
+    await s.run(`INSERT INTO captures (capture_id, path, format, schema_version, sha256, producer, label, timeline, record_count)
+      SELECT c, 'test:' || c, 'generated', 1, NULL, 'many-devices-analyses.test', 'c' || c, 'host_monotonic', 0 FROM range(1, 3) t(c)`);
+    await s.run(`INSERT INTO devices (capture_id, device, kind, name, time_base)
+      SELECT c, d, CASE WHEN d % 2 = 0 THEN 'gpu' ELSE 'npu' END, 'dev' || d, 'device_tick_fit' FROM range(1, 3) a(c), range(${devices}) b(d)`);
+    await s.run(`INSERT INTO dispatches (capture_id, device, queue, submission_id, kernel, start_ns, end_ns, dur_ns, time_source, valid, line)
+      SELECT c, d, CASE WHEN d % 2 = 1 AND i % 3 = 0 THEN 7 ELSE d % 2 END,
+        CASE WHEN d % 5 = 4 THEN NULL WHEN d % 3 = 1 THEN 1000 - i // 3 ELSE i // 3 END,
+        'k' || (i % 30 % (3 + d % 4)),
+        st, st + 40_000 + (i * 7 + d) % 13 * 1000, 40_000 + (i * 7 + d) % 13 * 1000, 'device_tick_fit', true, i + 1
+      FROM (SELECT c, d, i, 1_000_000_000 + c * 10_000_000_000 + d * 1_000 + (i // 30) * 5_000_000 + (i % 30) * (45_000 + d % 3 * 20_000) AS st
+        FROM range(1, 3) a(c), range(${devices}) b(d), range(90) r(i))`);
+  } finally {
+    await s.close();
+  }
+  return db;
+}
+
+/**
+ * Runs `f` on a read-only store, counting the statements sent to DuckDB,
+ * after every device's segmentation (a search per device, memoized on a
+ * read-only store: not what is counted here).
+ */
+async function counted<T>(db: string, f: (s: Store) => Promise<T>): Promise<{ value: T; statements: number }> {
+  const s = await Store.open(db, { readOnly: true });
+  await segments(s);
+  const conn = (s as unknown as { conn: Record<string, (...a: unknown[]) => unknown> }).conn;
+  let statements = 0;
+  for (const m of ['run', 'runAndReadAll', 'stream']) {
+    const orig = conn[m]!.bind(conn);
+    conn[m] = (...a: unknown[]) => {
+      statements++;
+      return orig(...a);
+    };
+  }
+  try {
+    return { value: await f(s), statements };
+  } finally {
+    await s.close();
+  }
+}
+
+const plain = <T>(x: T): unknown => JSON.parse(JSON.stringify(x, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v)));
+
+describe('many devices: analyses', () => {
+  it('gaps and kernels: as many statements for 2 x 24 devices as for 2 x 3; each device as when analyzed alone', async () => {
+    const few = await storeOf(3);
+    const many = await storeOf(24);
+    for (const opts of [{}, { segment: 'steady' }, { classifyBySpans: true }]) {
+      const a = await counted(few, (s) => gaps(s, opts));
+      const b = await counted(many, (s) => gaps(s, opts));
+      expect(b.statements).toBe(a.statements);
+      // every device-wide scope and every queue scope, in device order
+      expect(b.value.scopes.filter((x) => x.queue === null)).toHaveLength(48);
+      expect(b.value.scopes.some((x) => x.gap_classification === 'spans')).toBe(true);
+      expect(b.value.scopes.some((x) => x.gap_classification === 'adjacent')).toBe(opts !== undefined && !('classifyBySpans' in opts));
+      const alone = await counted(many, async (s) => {
+        const out = [];
+        for (const c of [1, 2]) for (const d of [0, 1, 4, 7, 23]) out.push(...(await gaps(s, { ...opts, captureId: c, device: d })).scopes);
+        return out;
+      });
+      const picked = b.value.scopes.filter((x) => [0, 1, 4, 7, 23].includes(x.device));
+      expect(plain(picked)).toEqual(plain(alone.value));
+    }
+    const ka = await counted(few, (s) => kernelStats(s, { segment: 'steady' }));
+    const kb = await counted(many, (s) => kernelStats(s, { segment: 'steady' }));
+    expect(kb.statements).toBe(ka.statements);
+    expect(kb.value.devices).toHaveLength(48);
+    const k7 = await counted(many, (s) => kernelStats(s, { segment: 'steady', captureId: 2, device: 7 }));
+    expect(plain(kb.value.kernels.filter((k) => k.capture_id === 2 && k.device === 7))).toEqual(plain(k7.value.kernels));
+    expect(plain(kb.value.devices.find((d) => d.capture_id === 2 && d.device === 7))).toEqual(plain(k7.value.devices[0]));
+  }, 120_000);
+});
