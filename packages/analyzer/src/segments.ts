@@ -26,7 +26,7 @@ import { analyzerMessages } from './messages';
 import { memoKey, readOnce } from './read-memo';
 import { planSources, whereLabel, type DevicePlan, type SelectionOptions } from './selection';
 import { COUNT_SHAPE, LONG_GAP_SHAPE, PERIODIC_SHAPE, SEGMENT_SUMMARY_SHAPE } from './shapes';
-import { segmentKernelSetSql, firstTwoSegmentsKernelsSql, longestGapsSql, MarkerKind, markerCutsSql, periodicSql, segmentRowsSql, segmentSummarySql } from './sql/segments';
+import { segmentKernelSetSql, firstTwoSegmentsKernelsSql, longestGapsSql, MarkerKind, markerCountsSql, markerCutsSql, periodicSql, segmentRowsSql, segmentSummarySql } from './sql/segments';
 import { type SegmentRange, type SelectionSpec } from './sql/selection';
 import { correlatedWorkSql } from './sql/work';
 
@@ -159,6 +159,12 @@ async function judgeCut(store: Store, table: string, boundaries: readonly bigint
   return { reason: null, extra, period: p };
 }
 
+/** The capture's host markers of each kind, counted once per read-only store (not once per device). */
+function markerCounts(store: Store, captureId: number): Promise<Record<Exclude<MarkerKind, 'submissions'>, number>> {
+  return readOnce(store, memoKey('marker-counts', captureId), async () =>
+    (await store.query({ profiler_steps: 'number', device_sync: 'number', stream_sync: 'number' }, markerCountsSql(captureId)))[0]!);
+}
+
 /**
  * Segmentations already found in a read-only store (one report or verb asks
  * for the same device's segments once per analysis: a dozen times on a
@@ -204,9 +210,11 @@ async function segmentDevice(store: Store, spec: SelectionSpec, dev: DevicePlan,
       period = j.period;
       coldExtra = j.extra;
     };
+    let counts: Awaited<ReturnType<typeof markerCounts>> | null = null;
     /** Marker cuts, in order; the first equal one (with `want` segments, when given) is used. */
     const tryMarkers = async (want: number | undefined, kinds: readonly MarkerKind[]): Promise<boolean> => {
       for (const kind of kinds) {
+        if (kind !== 'submissions' && (counts ??= await markerCounts(store, dev.capture_id))[kind] === 0) continue;
         const sql = markerCutsSql(table, kind, dev.capture_id);
         if (kind === 'submissions') {
           // counted before they are read: a capture submitted dispatch by dispatch has as many cuts as rows

@@ -1,7 +1,8 @@
 /**
  * Segmentation cost on a read-only store: each device is segmented once
  * however its callers select it (all devices, then one device: the report
- * does both), and a device submitted dispatch by dispatch is refused as a
+ * does both), a capture's host markers are counted once (none: no device
+ * looks for marker cuts), and a device submitted dispatch by dispatch is refused as a
  * repetition by a count, without reading its cuts into JavaScript. Counted
  * statements and result sizes on a real DuckDB, no timing.
  */
@@ -43,10 +44,11 @@ afterAll(() => {
 });
 
 /** A read-only store whose statements are counted: segment-row tables created, and the largest result read. */
-async function countedStore(): Promise<{ store: Store; created: () => number; largest: () => number }> {
+async function countedStore(): Promise<{ store: Store; created: () => number; largest: () => number; queries: string[] }> {
   const store = await Store.open(db, { readOnly: true });
   let created = 0;
   let largest = 0;
+  const queries: string[] = [];
   const run = store.run.bind(store);
   const query = store.query.bind(store);
   store.run = (async (sql: string, ...rest: unknown[]) => {
@@ -54,19 +56,23 @@ async function countedStore(): Promise<{ store: Store; created: () => number; la
     return (run as (...a: unknown[]) => Promise<unknown>)(sql, ...rest);
   }) as Store['run'];
   store.query = (async (...a: Parameters<Store['query']>) => {
+    queries.push(a[1]);
     const rows = await query(...a);
     largest = Math.max(largest, rows.length);
     return rows;
   }) as Store['query'];
-  return { store, created: () => created, largest: () => largest };
+  return { store, created: () => created, largest: () => largest, queries };
 }
 
 describe('segmentation on a read-only store', () => {
   it('segments each device once: all devices, then each alone, then steady for one', async () => {
-    const { store, created } = await countedStore();
+    const { store, created, queries } = await countedStore();
     try {
       const all = await segments(store);
       expect(created()).toBe(2);
+      // the capture has no host markers: counted once for both devices, no per-device marker query
+      expect(queries.filter((q) => q.includes('ProfilerStep'))).toHaveLength(1);
+      expect(queries.filter((q) => q.startsWith('WITH m AS'))).toEqual([]);
       const d0 = all.devices.find((d) => d.device === 0)!;
       expect(d0.method).toBe('detected');
       expect(d0.segments.map((s) => s.dispatch_count)).toEqual([PER_REP, PER_REP, PER_REP]);

@@ -89,6 +89,16 @@ function markerTimesSql(kind: MarkerKind, captureId: number): string {
 }
 
 /**
+ * How many host markers of each kind a capture has: one row, a column per
+ * host-marker kind (`profiler_steps`, `device_sync`, `stream_sync`). A kind
+ * with none cuts no device of the capture.
+ */
+export function markerCountsSql(captureId: number): string {
+  const hostKinds = (Object.keys(MarkerKind) as MarkerKind[]).filter((k) => k !== 'submissions');
+  return `SELECT ${hostKinds.map((k) => `(SELECT count(*) FROM (${markerTimesSql(k, captureId)}))::BIGINT AS ${k}`).join(', ')}`;
+}
+
+/**
  * Cut positions (ascending, > 0, distinct) a marker kind gives on a
  * segment-rows table: for a host marker at time t, the first row launched
  * (launch call start, else device start) at or after t; for submissions,
