@@ -2,7 +2,7 @@
  * Overlap within each device and across device pairs.
  *
  * ```
- * planAnalysis --> per device: overlapDeviceSql (one window pass + the few overlapping rows)
+ * planAnalysis --> every device at once: overlapDeviceSql (one window pass + the few overlapping rows, per device)
  *              --> every pair of devices on one shared host timeline at once: each
  *                  device's busy pieces (busyPiecesSql, a temp table), one range join
  *                  (pairOverlapsSql): the time both are busy, |busy_a n busy_b|
@@ -114,10 +114,12 @@ export async function overlap(store: Store, opts: OverlapOptions = {}): Promise<
       }
     }
   }
-  const scopeOf = (d: { capture_id: number; device: number }) => workRowsSql(plan.spec, { capture_id: d.capture_id, device: d.device, queue: null }, work);
+  // every device's own numbers from one statement (a device with no rows selected has no row: zeros)
+  const none = { dispatches: 0, busy_ns: 0n, multi_inflight_ns: 0n, cross_submission_inflight_ns: 0n, max_in_flight: 0, sum_dur_ns: 0n };
+  const own = new Map((await store.query(OVERLAP_DEVICE_SHAPE, overlapDeviceSql(workRowsSql(plan.spec, undefined, work)))).map((r) => [`${r.capture_id}:${r.device}`, r]));
   const devices: DeviceOverlap[] = [];
   for (const d of plan.devices) {
-    const base = (await store.query(OVERLAP_DEVICE_SHAPE, overlapDeviceSql(scopeOf(d))))[0]!;
+    const base = own.get(`${d.capture_id}:${d.device}`) ?? none;
     devices.push({
       capture_id: d.capture_id,
       device: d.device,

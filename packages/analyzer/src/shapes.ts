@@ -40,9 +40,9 @@ export const SEGMENT_SPAN_SHAPE = { capture_id: 'number', device: 'number', queu
 /** `gapListSql` rows. */
 export const GAP_ROW_SHAPE = { segment: 'number', start_ns: 'bigint', end_ns: 'bigint', gap_ns: 'bigint', between_submissions: 'boolean' } as const;
 
-/** `overlapDeviceSql`'s one row. */
+/** `overlapDeviceSql` rows, one per device. */
 export const OVERLAP_DEVICE_SHAPE = {
-  dispatches: 'number', sum_dur_ns: 'bigint', busy_ns: 'bigint', multi_inflight_ns: 'bigint', cross_submission_inflight_ns: 'bigint',
+  capture_id: 'number', device: 'number', dispatches: 'number', sum_dur_ns: 'bigint', busy_ns: 'bigint', multi_inflight_ns: 'bigint', cross_submission_inflight_ns: 'bigint',
   overlapping_dispatches: 'number', max_in_flight: 'number',
 } as const;
 

@@ -1,5 +1,5 @@
 /**
- * Analyses over many devices: `gaps` and `kernels` run a fixed number of
+ * Analyses over many devices: `gaps`, `overlap` and `kernels` run a fixed number of
  * statements however many devices are selected (every device's numbers
  * from statements partitioned by capture, device and queue), and each
  * device's numbers equal those of that device analyzed alone. Devices with
@@ -11,7 +11,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Store } from '@tickwise/store';
-import { gaps, kernelStats, segments } from '@tickwise/analyzer';
+import { gaps, kernelStats, overlap, segments } from '@tickwise/analyzer';
 import { tmp } from './checks-helpers';
 
 const dirs: string[] = [];
@@ -49,14 +49,14 @@ async function storeOf(devices: number): Promise<string> {
 }
 
 /**
- * Runs `f` on a read-only store, counting the statements sent to DuckDB,
- * after every device's segmentation (a search per device, memoized on a
+ * A read-only store whose statements to DuckDB are counted, opened after
+ * every device's segmentation (a search per device, memoized on a
  * read-only store: not what is counted here).
  */
-async function counted<T>(db: string, f: (s: Store) => Promise<T>): Promise<{ value: T; statements: number }> {
-  const s = await Store.open(db, { readOnly: true });
-  await segments(s);
-  const conn = (s as unknown as { conn: Record<string, (...a: unknown[]) => unknown> }).conn;
+async function countingStore(db: string): Promise<{ store: Store; count: <T>(f: (s: Store) => Promise<T>) => Promise<{ value: T; statements: number }> }> {
+  const store = await Store.open(db, { readOnly: true });
+  await segments(store);
+  const conn = (store as unknown as { conn: Record<string, (...a: unknown[]) => unknown> }).conn;
   let statements = 0;
   for (const m of ['run', 'runAndReadAll', 'stream']) {
     const orig = conn[m]!.bind(conn);
@@ -65,41 +65,57 @@ async function counted<T>(db: string, f: (s: Store) => Promise<T>): Promise<{ va
       return orig(...a);
     };
   }
-  try {
-    return { value: await f(s), statements };
-  } finally {
-    await s.close();
-  }
+  return {
+    store,
+    count: async (f) => {
+      statements = 0;
+      const value = await f(store);
+      return { value, statements };
+    },
+  };
 }
 
 const plain = <T>(x: T): unknown => JSON.parse(JSON.stringify(x, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v)));
 
 describe('many devices: analyses', () => {
-  it('gaps and kernels: as many statements for 2 x 24 devices as for 2 x 3; each device as when analyzed alone', async () => {
-    const few = await storeOf(3);
-    const many = await storeOf(24);
+  it('gaps, overlap and kernels: as many statements for 2 x 24 devices as for 2 x 3; each device as when analyzed alone', async () => {
+    const few = await countingStore(await storeOf(3));
+    const many = await countingStore(await storeOf(24));
+    // each device alone, on the same store
+    const lone = many.store;
     for (const opts of [{}, { segment: 'steady' }, { classifyBySpans: true }]) {
-      const a = await counted(few, (s) => gaps(s, opts));
-      const b = await counted(many, (s) => gaps(s, opts));
+      const a = await few.count((s) => gaps(s, opts));
+      const b = await many.count((s) => gaps(s, opts));
       expect(b.statements).toBe(a.statements);
       // every device-wide scope and every queue scope, in device order
       expect(b.value.scopes.filter((x) => x.queue === null)).toHaveLength(48);
       expect(b.value.scopes.some((x) => x.gap_classification === 'spans')).toBe(true);
-      expect(b.value.scopes.some((x) => x.gap_classification === 'adjacent')).toBe(opts !== undefined && !('classifyBySpans' in opts));
-      const alone = await counted(many, async (s) => {
-        const out = [];
-        for (const c of [1, 2]) for (const d of [0, 1, 4, 7, 23]) out.push(...(await gaps(s, { ...opts, captureId: c, device: d })).scopes);
-        return out;
-      });
+      expect(b.value.scopes.some((x) => x.gap_classification === 'adjacent')).toBe(!('classifyBySpans' in opts));
+      const alone = [];
+      for (const c of [1, 2]) for (const d of [0, 1, 4, 7, 23]) alone.push(...(await gaps(lone, { ...opts, captureId: c, device: d })).scopes);
       const picked = b.value.scopes.filter((x) => [0, 1, 4, 7, 23].includes(x.device));
-      expect(plain(picked)).toEqual(plain(alone.value));
+      expect(plain(picked)).toEqual(plain(alone));
     }
-    const ka = await counted(few, (s) => kernelStats(s, { segment: 'steady' }));
-    const kb = await counted(many, (s) => kernelStats(s, { segment: 'steady' }));
+    // overlap: each device's own numbers from one statement; the pairs from one range join
+    for (const opts of [{}, { segment: 'steady' }, { work: 'all' as const }]) {
+      const oa = await few.count((s) => overlap(s, opts));
+      const ob = await many.count((s) => overlap(s, opts));
+      expect(ob.statements).toBe(oa.statements);
+      expect(ob.value.devices).toHaveLength(48);
+      expect(ob.value.devices.some((d) => d.multi_inflight_ns > 0n && d.cross_submission_inflight_ns > 0n && d.max_in_flight >= 2)).toBe(true);
+      for (const [c, d] of [[1, 0], [1, 7], [2, 23]] as const) {
+        const alone = await overlap(lone, { ...opts, captureId: c, device: d });
+        expect(plain(ob.value.devices.find((x) => x.capture_id === c && x.device === d))).toEqual(plain(alone.devices[0]));
+      }
+    }
+    const ka = await few.count((s) => kernelStats(s, { segment: 'steady' }));
+    const kb = await many.count((s) => kernelStats(s, { segment: 'steady' }));
     expect(kb.statements).toBe(ka.statements);
     expect(kb.value.devices).toHaveLength(48);
-    const k7 = await counted(many, (s) => kernelStats(s, { segment: 'steady', captureId: 2, device: 7 }));
-    expect(plain(kb.value.kernels.filter((k) => k.capture_id === 2 && k.device === 7))).toEqual(plain(k7.value.kernels));
-    expect(plain(kb.value.devices.find((d) => d.capture_id === 2 && d.device === 7))).toEqual(plain(k7.value.devices[0]));
+    const k7 = await kernelStats(lone, { segment: 'steady', captureId: 2, device: 7 });
+    expect(plain(kb.value.kernels.filter((k) => k.capture_id === 2 && k.device === 7))).toEqual(plain(k7.kernels));
+    expect(plain(kb.value.devices.find((d) => d.capture_id === 2 && d.device === 7))).toEqual(plain(k7.devices[0]));
+    await few.store.close();
+    await many.store.close();
   }, 120_000);
 });
