@@ -18,7 +18,8 @@ import { readOnce } from './read-memo';
 import type { DevicePlan, SelectionOptions } from './selection';
 import { BETWEEN_BUCKET_ROW_SHAPE, GAP_BUCKET_ROW_SHAPE, GAP_ROW_SHAPE, QUEUE_SHAPE, SEGMENT_SPAN_SHAPE } from './shapes';
 import { betweenBucketsSql, gapBucketsSql, gapListSql, idleBreakdownSql, segmentSpansSql, type GapScopeKind } from './sql/gaps';
-import { sqlInt } from './sql/quote';
+import { deviceKey, groupBy } from './group';
+import { devicesOnlySql } from './sql/selection';
 import { correlatedWorkSql, DEFAULT_WORK, hostWorkCountSql, LAUNCH_CALL_PREDICATE, WorkSet, workRowsSql } from './sql/work';
 
 /** Default `--min-gap`: 200 us. */
@@ -246,18 +247,6 @@ function capturesWithLaunchCalls(store: Store): Promise<Set<number>> {
     `SELECT DISTINCT capture_id FROM host_events WHERE ${LAUNCH_CALL_PREDICATE} AND start_ns IS NOT NULL`)).map((r) => r.capture_id)));
 }
 
-/** Rows grouped by a key, each group in row order. */
-function groupBy<R>(rows: readonly R[], key: (r: R) => string): Map<string, R[]> {
-  const by = new Map<string, R[]>();
-  for (const r of rows) {
-    const k = key(r);
-    let list = by.get(k);
-    if (list === undefined) by.set(k, (list = []));
-    list.push(r);
-  }
-  return by;
-}
-
 /** Rows grouped by scope (see {@link scopeKey}). */
 function byScope<R extends { capture_id: number; device: number; queue: number | null }>(rows: readonly R[]): Map<string, R[]> {
   return groupBy(rows, (r) => scopeKey(r.capture_id, r.device, r.queue));
@@ -266,15 +255,6 @@ function byScope<R extends { capture_id: number; device: number; queue: number |
 /** `capture_id/device/queue`, the queue empty for a device-wide scope. */
 function scopeKey(captureId: number, device: number, queue: number | null): string {
   return `${captureId}/${device}/${queue ?? ''}`;
-}
-
-/** The rows of `selection` on the given devices only (all of them: the selection itself). */
-function onDevices(selection: string, devices: readonly { capture_id: number; device: number }[], all: number): string {
-  if (devices.length === all) return selection;
-  const byCapture = new Map<number, number[]>();
-  for (const d of devices) byCapture.set(d.capture_id, [...(byCapture.get(d.capture_id) ?? []), d.device]);
-  const pred = [...byCapture].map(([c, ds]) => `(capture_id = ${sqlInt(c)} AND device IN (${ds.map((x) => sqlInt(x)).join(', ')}))`);
-  return `SELECT * FROM (${selection}) WHERE ${pred.length ? pred.join(' OR ') : 'false'}`;
 }
 
 /**
@@ -292,7 +272,6 @@ export async function gaps(store: Store, opts: GapsOptions = {}): Promise<GapsRe
   const leftOut = (await store.query({ n: 'number', sum_dur_ns: 'bigint' }, hostWorkCountSql(plan.spec)))[0]!;
   const n = plan.devices.length;
   const all = workRowsSql(plan.spec, undefined, work);
-  const deviceKey = (r: { capture_id: number; device: number }) => `${r.capture_id}/${r.device}`;
   const queuesOf = groupBy(await store.query(QUEUE_SHAPE, `SELECT capture_id, device, queue, count(*)::BIGINT AS dispatches FROM (${all}) GROUP BY ALL ORDER BY capture_id, device, queue`), deviceKey);
   const queues = (d: DevicePlan) => queuesOf.get(deviceKey(d)) ?? [];
 
@@ -300,20 +279,20 @@ export async function gaps(store: Store, opts: GapsOptions = {}): Promise<GapsRe
   const launching = await capturesWithLaunchCalls(store);
   const linkedDevices = plan.devices.filter((d) => launching.has(d.capture_id));
   const bd = linkedDevices.length === 0 ? [] : (await store.query(BREAKDOWN_ROW_SHAPE,
-    idleBreakdownSql(onDevices(correlatedWorkSql(plan.spec, undefined, work), linkedDevices, n), kernelWait))) as BreakdownRow[];
+    idleBreakdownSql(devicesOnlySql(correlatedWorkSql(plan.spec, undefined, work), linkedDevices, n), kernelWait))) as BreakdownRow[];
   const bdByDevice = groupBy(bd, deviceKey);
   const bdOf = (d: DevicePlan) => bdByDevice.get(deviceKey(d)) ?? [];
 
   /** Scopes of one kind over the given devices: three statements at most. */
   const scopesOf = async (by: GapScopeKind, devices: readonly DevicePlan[], single: (d: DevicePlan) => boolean) => {
     if (devices.length === 0) return { rows: new Map<string, BucketRow[]>(), spans: new Map<string, SpanRow[]>(), general: new Map<string, BetweenRow[]>() };
-    const sel = onDevices(all, devices, n);
+    const sel = devicesOnlySql(all, devices, n);
     const rows = byScope(await store.query(GAP_BUCKET_ROW_SHAPE, gapBucketsSql(sel, threshold, by)));
     const rowsByDevice = groupBy([...rows], ([, r]) => deviceKey(r[0]!));
     const spans = byScope(await store.query(SEGMENT_SPAN_SHAPE, segmentSpansSql(sel, by)));
     const needing = devices.filter((d) => [...(rowsByDevice.get(deviceKey(d)) ?? [])].some(([, r]) => needsSpans(r, single(d), forceSpans)));
     const general = needing.length === 0 ? new Map<string, BetweenRow[]>()
-      : byScope(await store.query(BETWEEN_BUCKET_ROW_SHAPE, betweenBucketsSql(onDevices(all, needing, n), threshold, by)));
+      : byScope(await store.query(BETWEEN_BUCKET_ROW_SHAPE, betweenBucketsSql(devicesOnlySql(all, needing, n), threshold, by)));
     return { rows, spans, general };
   };
   const one = (d: DevicePlan) => queues(d).length <= 1;

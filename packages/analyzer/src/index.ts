@@ -38,4 +38,5 @@ export * from './sql/launches';
 export * from './sql/work';
 export * from './stage-costs';
 export * from './glob';
+export * from './group';
 export * from './energy';

@@ -2,14 +2,13 @@
  * Per-kernel statistics per device: count, total, share of busy time (of the
  * union, not of summed time), mean, median, p10/p90, min/max, in ns.
  */
-import type { RowOf, Store } from '@tickwise/store';
+import type { Store } from '@tickwise/store';
+import { byDevice, deviceKey } from './group';
 import { planAnalysis } from './plan';
 import type { SelectionOptions } from './selection';
 import { BUSY_SHAPE, KERNEL_ROW_SHAPE } from './shapes';
 import { busyUnionSql, kernelStatsSql } from './sql/kernels';
 import { selectionSql } from './sql/selection';
-
-type KernelRow = RowOf<typeof KERNEL_ROW_SHAPE>;
 
 /** One kernel on one device. */
 export interface KernelStat {
@@ -42,18 +41,12 @@ export async function kernelStats(store: Store, opts: SelectionOptions = {}): Pr
   const plan = await planAnalysis(store, opts);
   // two statements for all devices, not two per device (each reading the whole dispatches table)
   const sel = selectionSql(plan.spec);
-  const busyOf = new Map((await store.query(BUSY_SHAPE, busyUnionSql(sel))).map((r) => [`${r.capture_id}/${r.device}`, r.busy_ns]));
-  const rowsOf = new Map<string, KernelRow[]>();
-  for (const r of await store.query(KERNEL_ROW_SHAPE, kernelStatsSql(sel))) {
-    const key = `${r.capture_id}/${r.device}`;
-    let list = rowsOf.get(key);
-    if (list === undefined) rowsOf.set(key, (list = []));
-    list.push(r);
-  }
+  const busyOf = new Map((await store.query(BUSY_SHAPE, busyUnionSql(sel))).map((r) => [deviceKey(r), r.busy_ns]));
+  const rowsOf = byDevice(await store.query(KERNEL_ROW_SHAPE, kernelStatsSql(sel)));
   const devices: KernelStatsResult['devices'][number][] = [];
   const kernels: KernelStat[] = [];
   for (const d of plan.devices) {
-    const key = `${d.capture_id}/${d.device}`;
+    const key = deviceKey(d);
     const busy = busyOf.get(key) ?? 0n;
     const rows = rowsOf.get(key) ?? [];
     devices.push({ capture_id: d.capture_id, device: d.device, kind: d.kind, dispatches: rows.reduce((a, r) => a + r.count, 0), busy_ns: busy });

@@ -5,14 +5,14 @@
 
 /** `launchGroupsSql` rows. */
 export const LAUNCH_GROUP_SHAPE = {
-  kernel: 'string', rows_src: 'number?', wx: 'number?', wy: 'number?', wz: 'number?', work: 'number?', work_unit: 'string?',
+  capture_id: 'number', device: 'number', kernel: 'string', rows_src: 'number?', wx: 'number?', wy: 'number?', wz: 'number?', work: 'number?', work_unit: 'string?',
   launches: 'number', submissions: 'number', total_ns: 'bigint', mean_ns: 'number', median_ns: 'number', p10_ns: 'number', p90_ns: 'number',
   min_ns: 'bigint', max_ns: 'bigint',
 } as const;
 
 /** `submitLatencySql` rows. */
 export const SUBMIT_LATENCY_SHAPE = {
-  queue: 'number?', submission_id: 'string', submit_ns: 'bigint', first_start_ns: 'bigint', latency_ns: 'bigint', dispatches: 'number',
+  capture_id: 'number', device: 'number', queue: 'number?', submission_id: 'string', submit_ns: 'bigint', first_start_ns: 'bigint', latency_ns: 'bigint', dispatches: 'number',
 } as const;
 
 /** `npuCommandsSql` rows. */

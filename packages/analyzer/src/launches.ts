@@ -18,14 +18,16 @@
  *         idle after which the next kernel was launched late --> the launch-bound verdict
  * ```
  */
-import type { Store } from '@tickwise/store';
+import type { RowOf, Shape, Store } from '@tickwise/store';
 import { TickwiseError, quantileSorted } from '@tickwise/time';
 import { analyzerMessages } from './messages';
 import { planAnalysis } from './plan';
-import { isSharedDomain, whereLabel, type SelectionOptions } from './selection';
+import { byDevice, deviceKey } from './group';
+import { isSharedDomain, whereLabel, type DevicePlan, type SelectionOptions } from './selection';
 import { LAUNCH_GROUP_SHAPE, NPU_COMMAND_SHAPE, SUBMIT_LATENCY_SHAPE } from './launch-shapes';
 import { kernelGlobSql } from './sql/cost';
 import { launchApisSql, launchCorrelationSql, launchesPerKernelSql, launchGroupsSql, launchRowsSql, npuCommandsSql, queueDepthSql, submitLatencySql } from './sql/launches';
+import { devicesOnlySql } from './sql/selection';
 import { correlatedWorkSql } from './sql/work';
 
 /** Options of {@link launches}. */
@@ -172,49 +174,67 @@ export interface LaunchCorrelation {
 export const QUEUE_DEPTH_CAP = 8;
 
 const LAUNCH_CORRELATION_SHAPE = {
+  capture_id: 'number', device: 'number',
   rows: 'number', linked: 'number', launch_calls: 'number', mean_delay_ns: 'number?', median_delay_ns: 'number?', p90_delay_ns: 'number?', p99_delay_ns: 'number?',
   min_delay_ns: 'bigint?', max_delay_ns: 'bigint?', negative_delay: 'number', span_ns: 'bigint?', idle_ns: 'bigint', host_wait_idle_ns: 'bigint', gaps: 'number', host_wait_gaps: 'number',
 } as const;
 
-async function launchCorrelation(
-  store: Store, spec: Parameters<typeof launchRowsSql>[0], scope: { capture_id: number; device: number; queue: null },
-  dev: { capture_id: number; device: number; kind: string },
-): Promise<LaunchCorrelation> {
-  const rel = correlatedWorkSql(spec, scope, 'kernels');
-  const t = (await store.query(LAUNCH_CORRELATION_SHAPE, launchCorrelationSql(rel)))[0]!;
-  const span = t.span_ns ?? 0n;
-  const idleFraction = span > 0n ? Number(t.idle_ns) / Number(span) : null;
-  const base = {
-    capture_id: dev.capture_id, device: dev.device, kind: dev.kind, kernels: t.rows, linked: t.linked, launch_calls: t.launch_calls,
-    kernels_per_launch: t.launch_calls > 0 ? t.linked / t.launch_calls : null,
-    span_ns: span, idle_ns: t.idle_ns, idle_fraction: idleFraction,
-  };
-  if (t.linked === 0) {
-    return {
-      ...base, delay: { mean_ns: null, median_ns: null, p90_ns: null, p99_ns: null, min_ns: null, max_ns: null, negative: 0 }, apis: [], per_kernel: [], queue_depth: [],
-      max_queue_depth: 0, mean_queue_depth: null, host_wait_idle_ns: 0n, host_wait_share_of_idle: null, verdict: 'unknown',
-      note: 'no kernel is linked to a launch call (the source has no correlation ids, or no launch API records)',
+const LAUNCH_API_SHAPE = { capture_id: 'number', device: 'number', api: 'string', op: 'string?', launches: 'number' } as const;
+const LAUNCH_KERNEL_SHAPE = { capture_id: 'number', device: 'number', kernel: 'string', launches: 'number', linked: 'number', median_delay_ns: 'number?', total_ns: 'bigint' } as const;
+const QUEUE_DEPTH_SHAPE = { capture_id: 'number', device: 'number', depth: 'number', ns: 'bigint', max_depth: 'number' } as const;
+
+/** A device with no rows selected: its correlation totals. */
+const NO_CORRELATION_ROWS = {
+  rows: 0, linked: 0, launch_calls: 0, mean_delay_ns: null, median_delay_ns: null, p90_delay_ns: null, p99_delay_ns: null,
+  min_delay_ns: null, max_delay_ns: null, negative_delay: 0, span_ns: null, idle_ns: 0n, host_wait_idle_ns: 0n, gaps: 0, host_wait_gaps: 0,
+};
+
+/** Every device's launch correlation: four statements for all devices (the last three over the devices with linked rows only). */
+async function launchCorrelations(store: Store, spec: Parameters<typeof launchRowsSql>[0], devices: readonly DevicePlan[]): Promise<LaunchCorrelation[]> {
+  const all = correlatedWorkSql(spec, undefined, 'kernels');
+  const totals = new Map((await store.query(LAUNCH_CORRELATION_SHAPE, launchCorrelationSql(all))).map((r) => [deviceKey(r), r]));
+  const linked = devices.filter((d) => (totals.get(deviceKey(d))?.linked ?? 0) > 0);
+  const rel = devicesOnlySql(all, linked, devices.length);
+  const perDevice = async <S extends Shape & { capture_id: 'number'; device: 'number' }>(shape: S, sql: string) => (linked.length === 0 ? new Map<string, RowOf<S>[]>() : byDevice(await store.query(shape, sql)));
+  const apis = await perDevice(LAUNCH_API_SHAPE, launchApisSql(rel));
+  const perKernel = await perDevice(LAUNCH_KERNEL_SHAPE, launchesPerKernelSql(rel, 10));
+  const depths = await perDevice(QUEUE_DEPTH_SHAPE, queueDepthSql(rel, QUEUE_DEPTH_CAP));
+  return devices.map((dev) => {
+    const key = deviceKey(dev);
+    const t = totals.get(key) ?? NO_CORRELATION_ROWS;
+    const span = t.span_ns ?? 0n;
+    const idleFraction = span > 0n ? Number(t.idle_ns) / Number(span) : null;
+    const base = {
+      capture_id: dev.capture_id, device: dev.device, kind: dev.kind, kernels: t.rows, linked: t.linked, launch_calls: t.launch_calls,
+      kernels_per_launch: t.launch_calls > 0 ? t.linked / t.launch_calls : null,
+      span_ns: span, idle_ns: t.idle_ns, idle_fraction: idleFraction,
     };
-  }
-  const apis = await store.query({ api: 'string', op: 'string?', launches: 'number' }, launchApisSql(rel));
-  const perKernel = await store.query({ kernel: 'string', launches: 'number', linked: 'number', median_delay_ns: 'number?', total_ns: 'bigint' }, launchesPerKernelSql(rel, 10));
-  const depth = await store.query({ depth: 'number', ns: 'bigint', max_depth: 'number' }, queueDepthSql(rel, QUEUE_DEPTH_CAP));
-  const depthTime = depth.reduce((a, d) => a + d.ns, 0n);
-  const share = t.idle_ns > 0n ? Number(t.host_wait_idle_ns) / Number(t.idle_ns) : null;
-  const hostLate = share !== null && share >= LAUNCH_BOUND_RULE.hostWaitShareMin;
-  const verdict: LaunchVerdict = idleFraction === null ? 'unknown'
-    : hostLate && idleFraction >= LAUNCH_BOUND_RULE.idleFractionMin ? 'launch-bound'
-    : hostLate ? 'partly launch-bound' : 'not launch-bound';
-  return {
-    ...base,
-    delay: { mean_ns: t.mean_delay_ns, median_ns: t.median_delay_ns, p90_ns: t.p90_delay_ns, p99_ns: t.p99_delay_ns, min_ns: t.min_delay_ns, max_ns: t.max_delay_ns, negative: t.negative_delay },
-    apis, per_kernel: perKernel,
-    queue_depth: depth.map((d) => ({ depth: d.depth, ns: d.ns })),
-    max_queue_depth: depth[0]?.max_depth ?? 0,
-    mean_queue_depth: depthTime > 0n ? depth.reduce((a, d) => a + d.depth * Number(d.ns), 0) / Number(depthTime) : null,
-    host_wait_idle_ns: t.host_wait_idle_ns, host_wait_share_of_idle: share, verdict,
-    note: t.linked < t.rows ? `${t.rows - t.linked} of ${t.rows} kernels have no launch call linked` : null,
-  };
+    if (t.linked === 0) {
+      return {
+        ...base, delay: { mean_ns: null, median_ns: null, p90_ns: null, p99_ns: null, min_ns: null, max_ns: null, negative: 0 }, apis: [], per_kernel: [], queue_depth: [],
+        max_queue_depth: 0, mean_queue_depth: null, host_wait_idle_ns: 0n, host_wait_share_of_idle: null, verdict: 'unknown' as const,
+        note: 'no kernel is linked to a launch call (the source has no correlation ids, or no launch API records)',
+      };
+    }
+    const depth = depths.get(key) ?? [];
+    const depthTime = depth.reduce((a, d) => a + d.ns, 0n);
+    const share = t.idle_ns > 0n ? Number(t.host_wait_idle_ns) / Number(t.idle_ns) : null;
+    const hostLate = share !== null && share >= LAUNCH_BOUND_RULE.hostWaitShareMin;
+    const verdict: LaunchVerdict = idleFraction === null ? 'unknown'
+      : hostLate && idleFraction >= LAUNCH_BOUND_RULE.idleFractionMin ? 'launch-bound'
+      : hostLate ? 'partly launch-bound' : 'not launch-bound';
+    return {
+      ...base,
+      delay: { mean_ns: t.mean_delay_ns, median_ns: t.median_delay_ns, p90_ns: t.p90_delay_ns, p99_ns: t.p99_delay_ns, min_ns: t.min_delay_ns, max_ns: t.max_delay_ns, negative: t.negative_delay },
+      apis: (apis.get(key) ?? []).map(({ api, op, launches }) => ({ api, op, launches })),
+      per_kernel: (perKernel.get(key) ?? []).map(({ kernel, launches, linked, median_delay_ns, total_ns }) => ({ kernel, launches, linked, median_delay_ns, total_ns })),
+      queue_depth: depth.map((d) => ({ depth: d.depth, ns: d.ns })),
+      max_queue_depth: depth[0]?.max_depth ?? 0,
+      mean_queue_depth: depthTime > 0n ? depth.reduce((a, d) => a + d.depth * Number(d.ns), 0) / Number(depthTime) : null,
+      host_wait_idle_ns: t.host_wait_idle_ns, host_wait_share_of_idle: share, verdict,
+      note: t.linked < t.rows ? `${t.rows - t.linked} of ${t.rows} kernels have no launch call linked` : null,
+    };
+  });
 }
 
 /** Result of {@link launches}. */
@@ -250,20 +270,20 @@ export async function launches(store: Store, opts: LaunchesOptions = {}): Promis
   }
   const plan = await planAnalysis(store, opts);
   const glob = opts.kernel ? kernelGlobSql(opts.kernel) : undefined;
+  // every device from a fixed number of statements, not several per device
   const groups: LaunchGroup[] = [];
+  const raw = byDevice(await store.query(LAUNCH_GROUP_SHAPE, launchGroupsSql(launchRowsSql(plan.spec, undefined, glob), opts.rowsPerDispatch)));
+  const correlation = await launchCorrelations(store, plan.spec, plan.devices);
+  const submitted = await submitLatencies(store, plan.spec, plan.devices, opts.slowestSubmissions ?? LAUNCH_DEFAULTS.slowestSubmissions);
   const latency: SubmitLatency[] = [];
-  const correlation: LaunchCorrelation[] = [];
-  for (const dev of plan.devices) {
-    const scope = { capture_id: dev.capture_id, device: dev.device, queue: null };
-    const raw = await store.query(LAUNCH_GROUP_SHAPE, launchGroupsSql(launchRowsSql(plan.spec, scope, glob), opts.rowsPerDispatch));
+  plan.devices.forEach((dev, i) => {
     // a loop, not push(...): a spread of 200k groups (kernels named per template instance) overflows the call stack
-    for (const g of evaluateGroups(dev.capture_id, dev.device, raw, ratioMin, flat)) groups.push(g);
-    const lc = await launchCorrelation(store, plan.spec, scope, dev);
-    correlation.push(lc);
-    const sl = await submitLatency(store, plan.spec, scope, dev, opts.slowestSubmissions ?? LAUNCH_DEFAULTS.slowestSubmissions);
+    for (const g of evaluateGroups(dev.capture_id, dev.device, raw.get(deviceKey(dev)) ?? [], ratioMin, flat)) groups.push(g);
+    const lc = correlation[i]!;
+    const sl = submitted[i]!;
     // a source with launch calls but no submissions: say where the launch numbers are instead
     latency.push(sl.submissions === 0 && lc.linked > 0 ? { ...sl, note: `no submissions in this source; its ${lc.linked} kernels are linked to launch calls instead (launch-to-start delay below)` } : sl);
-  }
+  });
   if (opts.kernel && groups.length === 0) {
     throw new TickwiseError('nothing-selected', analyzerMessages.costNoMatch(opts.kernel, []));
   }
@@ -332,31 +352,36 @@ function unitWord(u: string | null): string {
   return u === 'workgroups' ? 'workgroup' : 'row';
 }
 
-async function submitLatency(
-  store: Store, spec: Parameters<typeof launchRowsSql>[0], scope: { capture_id: number; device: number; queue: null },
-  dev: { capture_id: number; device: number; kind: string; label: string; clock_domain: string }, slowest: number,
-): Promise<SubmitLatency> {
-  const base = { capture_id: dev.capture_id, device: dev.device, kind: dev.kind };
-  const empty = { submissions: 0, mean_ns: null, median_ns: null, p90_ns: null, min_ns: null, max_ns: null, negative: 0, slowest: [] };
-  if (!isSharedDomain(dev.clock_domain)) {
-    return { ...base, ...empty, note: `${whereLabel(dev)} is on ${dev.clock_domain}: its device times cannot be compared with host submit times` };
-  }
-  const rows = await store.query(SUBMIT_LATENCY_SHAPE, submitLatencySql(launchRowsSql(spec, scope), scope));
-  if (rows.length === 0) return { ...base, ...empty, note: 'no host submit times (queue_events.host_ns) for the submissions of its dispatches' };
-  const lat = rows.map((r) => Number(r.latency_ns)).sort((a, b) => a - b);
-  return {
-    ...base,
-    submissions: rows.length,
-    mean_ns: lat.reduce((a, b) => a + b, 0) / lat.length,
-    median_ns: quantile(lat, 0.5),
-    p90_ns: quantile(lat, 0.9),
-    min_ns: rows.reduce((m, r) => (r.latency_ns < m ? r.latency_ns : m), rows[0]!.latency_ns),
-    max_ns: rows.reduce((m, r) => (r.latency_ns > m ? r.latency_ns : m), rows[0]!.latency_ns),
-    negative: rows.filter((r) => r.latency_ns < 0n).length,
-    note: null,
-    slowest: [...rows].sort((a, b) => (b.latency_ns > a.latency_ns ? 1 : b.latency_ns < a.latency_ns ? -1 : 0)).slice(0, slowest)
-      .map((r) => ({ queue: r.queue, submission_id: r.submission_id, submit_ns: r.submit_ns, first_start_ns: r.first_start_ns, latency_ns: r.latency_ns, dispatches: r.dispatches })),
-  };
+/** Every device's submit-to-start latency: one statement over the devices on a shared host clock. */
+async function submitLatencies(
+  store: Store, spec: Parameters<typeof launchRowsSql>[0], devices: readonly DevicePlan[], slowest: number,
+): Promise<SubmitLatency[]> {
+  const shared = devices.filter((d) => isSharedDomain(d.clock_domain));
+  const rowsOf = shared.length === 0 ? new Map<string, never[]>()
+    : byDevice(await store.query(SUBMIT_LATENCY_SHAPE, submitLatencySql(devicesOnlySql(launchRowsSql(spec), shared, devices.length))));
+  return devices.map((dev) => {
+    const base = { capture_id: dev.capture_id, device: dev.device, kind: dev.kind };
+    const empty = { submissions: 0, mean_ns: null, median_ns: null, p90_ns: null, min_ns: null, max_ns: null, negative: 0, slowest: [] };
+    if (!isSharedDomain(dev.clock_domain)) {
+      return { ...base, ...empty, note: `${whereLabel(dev)} is on ${dev.clock_domain}: its device times cannot be compared with host submit times` };
+    }
+    const rows = rowsOf.get(deviceKey(dev)) ?? [];
+    if (rows.length === 0) return { ...base, ...empty, note: 'no host submit times (queue_events.host_ns) for the submissions of its dispatches' };
+    const lat = rows.map((r) => Number(r.latency_ns)).sort((a, b) => a - b);
+    return {
+      ...base,
+      submissions: rows.length,
+      mean_ns: lat.reduce((a, b) => a + b, 0) / lat.length,
+      median_ns: quantile(lat, 0.5),
+      p90_ns: quantile(lat, 0.9),
+      min_ns: rows.reduce((m, r) => (r.latency_ns < m ? r.latency_ns : m), rows[0]!.latency_ns),
+      max_ns: rows.reduce((m, r) => (r.latency_ns > m ? r.latency_ns : m), rows[0]!.latency_ns),
+      negative: rows.filter((r) => r.latency_ns < 0n).length,
+      note: null,
+      slowest: [...rows].sort((a, b) => (b.latency_ns > a.latency_ns ? 1 : b.latency_ns < a.latency_ns ? -1 : 0)).slice(0, slowest)
+        .map((r) => ({ queue: r.queue, submission_id: r.submission_id, submit_ns: r.submit_ns, first_start_ns: r.first_start_ns, latency_ns: r.latency_ns, dispatches: r.dispatches })),
+    };
+  });
 }
 
 async function npuCommands(store: Store, captureIds: readonly number[]): Promise<NpuCommands[]> {

@@ -1,5 +1,5 @@
 /**
- * Analyses over many devices: `gaps`, `overlap` and `kernels` run a fixed number of
+ * Analyses over many devices: `gaps`, `overlap`, `launches` and `kernels` run a fixed number of
  * statements however many devices are selected (every device's numbers
  * from statements partitioned by capture, device and queue), and each
  * device's numbers equal those of that device analyzed alone. Devices with
@@ -11,7 +11,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Store } from '@tickwise/store';
-import { gaps, kernelStats, overlap, segments } from '@tickwise/analyzer';
+import { gaps, kernelStats, launches, overlap, segments } from '@tickwise/analyzer';
 import { tmp } from './checks-helpers';
 
 const dirs: string[] = [];
@@ -78,7 +78,7 @@ async function countingStore(db: string): Promise<{ store: Store; count: <T>(f: 
 const plain = <T>(x: T): unknown => JSON.parse(JSON.stringify(x, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v)));
 
 describe('many devices: analyses', () => {
-  it('gaps, overlap and kernels: as many statements for 2 x 24 devices as for 2 x 3; each device as when analyzed alone', async () => {
+  it('gaps, overlap, launches and kernels: as many statements for 2 x 24 devices as for 2 x 3; each device as when analyzed alone', async () => {
     const few = await countingStore(await storeOf(3));
     const many = await countingStore(await storeOf(24));
     // each device alone, on the same store
@@ -106,6 +106,21 @@ describe('many devices: analyses', () => {
       for (const [c, d] of [[1, 0], [1, 7], [2, 23]] as const) {
         const alone = await overlap(lone, { ...opts, captureId: c, device: d });
         expect(plain(ob.value.devices.find((x) => x.capture_id === c && x.device === d))).toEqual(plain(alone.devices[0]));
+      }
+    }
+    // launches: the groups, correlation and submit latency of every device from a fixed number of statements
+    for (const opts of [{}, { segment: 'steady', rowsPerDispatch: 64 }]) {
+      const la = await few.count((s) => launches(s, opts));
+      const lb = await many.count((s) => launches(s, opts));
+      expect(lb.statements).toBe(la.statements);
+      expect(lb.value.launch_correlation).toHaveLength(48);
+      for (const [c, d] of [[1, 3], [2, 0], [2, 22]] as const) {
+        const alone = await launches(lone, { ...opts, captureId: c, device: d });
+        const mine = <T extends { capture_id: number; device: number }>(xs: readonly T[]) => xs.filter((x) => x.capture_id === c && x.device === d);
+        expect(plain(mine(lb.value.groups))).toEqual(plain(alone.groups));
+        expect(plain(mine(lb.value.launch_correlation))).toEqual(plain(alone.launch_correlation));
+        expect(plain(mine(lb.value.submit_latency))).toEqual(plain(alone.submit_latency));
+        expect(alone.groups.length).toBeGreaterThan(2);
       }
     }
     const ka = await few.count((s) => kernelStats(s, { segment: 'steady' }));

@@ -11,25 +11,22 @@ import { DEVICE_TIMED, HOST_TIMED, segmentJoinSql, type Scope, type SelectionSpe
  * The rows `selectionSql(spec, scope)` selects (one time source per device,
  * valid, both ends timed, in the chosen segments), with the work columns
  * `wx, wy, wz` (workgroup counts) and `rows_src` (rows from the source)
- * beside them. Columns: `capture_id, device, queue, submission_id, kernel,
- * start_ns, end_ns, dur_ns, wx, wy, wz, rows_src, segment`.
+ * beside them; every selected device when no scope is given. Columns:
+ * `capture_id, device, queue, submission_id, kernel, start_ns, end_ns,
+ * dur_ns, wx, wy, wz, rows_src, segment`.
  */
-export function launchRowsSql(spec: SelectionSpec, scope: Scope, extraWhere?: string): string {
-  const src = spec.sources.find((s) => s.capture_id === scope.capture_id && s.device === scope.device);
-  const fam = src?.family === 'host' ? HOST_TIMED : DEVICE_TIMED;
-  const where = [
-    'valid', 'start_ns IS NOT NULL', 'end_ns IS NOT NULL',
-    src ? 'true' : 'false',
-    `capture_id = ${sqlInt(scope.capture_id)}`, `device = ${sqlInt(scope.device)}`,
-    `time_source IN (${fam.map((f) => `'${f}'`).join(', ')})`,
-  ];
-  if (scope.queue !== null) where.push(`queue = ${sqlInt(scope.queue)}`);
+export function launchRowsSql(spec: SelectionSpec, scope?: Scope, extraWhere?: string): string {
+  const sources = scope ? spec.sources.filter((s) => s.capture_id === scope.capture_id && s.device === scope.device) : spec.sources;
+  const pred = sources.map((s) => `(capture_id = ${sqlInt(s.capture_id)} AND device = ${sqlInt(s.device)} AND time_source IN (${(s.family === 'host' ? HOST_TIMED : DEVICE_TIMED).map((f) => `'${f}'`).join(', ')}))`);
+  const where = ['valid', 'start_ns IS NOT NULL', 'end_ns IS NOT NULL', pred.length ? `(${pred.join(' OR ')})` : 'false'];
+  if (scope) where.push(`capture_id = ${sqlInt(scope.capture_id)}`, `device = ${sqlInt(scope.device)}`);
+  if (scope && scope.queue !== null) where.push(`queue = ${sqlInt(scope.queue)}`);
   if (extraWhere) where.push(`(${extraWhere})`);
   const rows = (segment: string) => `SELECT capture_id, device, queue, submission_id, coalesce(kernel, 'unknown') AS kernel, start_ns, end_ns, end_ns - start_ns AS dur_ns,
       workgroup_count_x AS wx, workgroup_count_y AS wy, workgroup_count_z AS wz, rows AS rows_src${segment}
     FROM dispatches WHERE ${where.join(' AND ')}`;
   if (spec.segments === null) return rows(', 0 AS segment');
-  return segmentJoinSql(rows(''), spec.segments.filter((g) => g.capture_id === scope.capture_id && g.device === scope.device));
+  return segmentJoinSql(rows(''), scope ? spec.segments.filter((g) => g.capture_id === scope.capture_id && g.device === scope.device) : spec.segments);
 }
 
 /**
@@ -48,12 +45,12 @@ export function workSql(rowsPerDispatch: number | undefined): { work: string; un
 /** Launch groups of a relation of {@link launchRowsSql} rows: one per (kernel, rows, workgroup counts). See `LAUNCH_GROUP_SHAPE`. */
 export function launchGroupsSql(rows: string, rowsPerDispatch: number | undefined): string {
   const w = workSql(rowsPerDispatch);
-  return `SELECT kernel, rows_src, wx, wy, wz, ${w.work} AS work, ${w.unit} AS work_unit,
+  return `SELECT capture_id, device, kernel, rows_src, wx, wy, wz, ${w.work} AS work, ${w.unit} AS work_unit,
       count(*)::BIGINT AS launches, count(DISTINCT submission_id)::BIGINT AS submissions, sum(dur_ns)::BIGINT AS total_ns,
       avg(dur_ns) AS mean_ns, quantile_cont(dur_ns, 0.5) AS median_ns, quantile_cont(dur_ns, 0.1) AS p10_ns, quantile_cont(dur_ns, 0.9) AS p90_ns,
       min(dur_ns)::BIGINT AS min_ns, max(dur_ns)::BIGINT AS max_ns
     FROM (${rows}) GROUP BY ALL
-    ORDER BY kernel, work NULLS FIRST, wx, wy, wz, rows_src`;
+    ORDER BY capture_id, device, kernel, work NULLS FIRST, wx, wy, wz, rows_src`;
 }
 
 /** Per kernel of a relation of launch rows: count, total, mean, median, mean work per launch. See `KERNEL_DIFF_SIDE_SHAPE`. */
@@ -68,24 +65,28 @@ export function kernelSideSql(rows: string, rowsPerDispatch: number | undefined,
 }
 
 /**
- * Host submit to device start, per submission of one device: the first
- * dispatch start of each (queue, submission_id) minus the host time the
- * queue_event of that submission was written at. See `SUBMIT_LATENCY_SHAPE`.
+ * Host submit to device start, per submission of each device of `rows`
+ * (launchRowsSql rows): the first dispatch start of each (queue,
+ * submission_id) minus the host time the queue_event of that submission
+ * was written at (the device's own events and those of no device). See
+ * `SUBMIT_LATENCY_SHAPE`.
  */
-export function submitLatencySql(rows: string, scope: Scope): string {
+export function submitLatencySql(rows: string): string {
   return `WITH firsts AS (
-      SELECT queue, submission_id, min(start_ns) AS first_start_ns, count(*) AS dispatches
+      SELECT capture_id, device, queue, submission_id, min(start_ns) AS first_start_ns, count(*) AS dispatches
       FROM (${rows}) WHERE submission_id IS NOT NULL GROUP BY ALL
     ), q AS (
-      SELECT queue, submission_id, min(host_ns) AS host_ns FROM queue_events
-      WHERE capture_id = ${sqlInt(scope.capture_id)} AND (device = ${sqlInt(scope.device)} OR device IS NULL)
-        AND host_ns IS NOT NULL AND submission_id IS NOT NULL
+      SELECT k.capture_id, k.device, e.queue, e.submission_id, min(e.host_ns) AS host_ns
+      FROM (SELECT DISTINCT capture_id, device FROM firsts) k
+      JOIN queue_events e ON e.capture_id = k.capture_id AND (e.device = k.device OR e.device IS NULL)
+      WHERE e.host_ns IS NOT NULL AND e.submission_id IS NOT NULL
       GROUP BY ALL
     )
-    SELECT f.queue, f.submission_id::VARCHAR AS submission_id, q.host_ns AS submit_ns, f.first_start_ns, (f.first_start_ns - q.host_ns)::BIGINT AS latency_ns,
+    SELECT f.capture_id, f.device, f.queue, f.submission_id::VARCHAR AS submission_id, q.host_ns AS submit_ns, f.first_start_ns, (f.first_start_ns - q.host_ns)::BIGINT AS latency_ns,
       f.dispatches::BIGINT AS dispatches
-    FROM firsts f JOIN q ON q.submission_id = f.submission_id AND (q.queue IS NOT DISTINCT FROM f.queue OR q.queue IS NULL OR f.queue IS NULL)
-    ORDER BY f.first_start_ns`;
+    FROM firsts f JOIN q ON q.capture_id = f.capture_id AND q.device = f.device AND q.submission_id = f.submission_id
+      AND (q.queue IS NOT DISTINCT FROM f.queue OR q.queue IS NULL OR f.queue IS NULL)
+    ORDER BY f.capture_id, f.device, f.first_start_ns`;
 }
 
 /** How NPU command records are recognised in `host_events` (kind or op, case-insensitive). */
@@ -128,57 +129,63 @@ export function countSql(relation: string): string {
 }
 
 /**
- * Launch correlation of one device's rows (a relation of `correlatedWorkSql`
- * rows): one row of totals, delay (device start - launch call start)
- * quantiles, and the device-wide idle split by whether the row after each
+ * Launch correlation of each device's rows (a relation of
+ * `correlatedWorkSql` rows): one row per device with rows, of totals, delay
+ * (device start - launch call start) quantiles, and the device-wide idle split by whether the row after each
  * gap was launched after the gap began (the host was late). See
  * `LAUNCH_CORRELATION_SHAPE` in launches.ts.
  */
 export function launchCorrelationSql(correlated: string): string {
   return `WITH r AS MATERIALIZED (${correlated}),
-  g AS (SELECT start_ns, launch_ns, max(end_ns) OVER (ORDER BY start_ns, end_ns ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pm FROM r)
-  SELECT (SELECT count(*) FROM r)::BIGINT AS rows,
-    (SELECT count(launch_ns) FROM r)::BIGINT AS linked,
-    (SELECT count(DISTINCT correlation_id) FILTER (WHERE launch_ns IS NOT NULL) FROM r)::BIGINT AS launch_calls,
-    (SELECT avg(start_ns - launch_ns) FROM r) AS mean_delay_ns,
-    (SELECT quantile_cont(start_ns - launch_ns, 0.5) FROM r) AS median_delay_ns,
-    (SELECT quantile_cont(start_ns - launch_ns, 0.9) FROM r) AS p90_delay_ns,
-    (SELECT quantile_cont(start_ns - launch_ns, 0.99) FROM r) AS p99_delay_ns,
-    (SELECT min(start_ns - launch_ns) FROM r)::BIGINT AS min_delay_ns,
-    (SELECT max(start_ns - launch_ns) FROM r)::BIGINT AS max_delay_ns,
-    (SELECT count(*) FILTER (WHERE start_ns < launch_ns) FROM r)::BIGINT AS negative_delay,
-    (SELECT max(end_ns) - min(start_ns) FROM r)::BIGINT AS span_ns,
-    (SELECT coalesce(sum(start_ns - pm) FILTER (WHERE start_ns > pm), 0) FROM g)::BIGINT AS idle_ns,
-    (SELECT coalesce(sum(start_ns - pm) FILTER (WHERE start_ns > pm AND launch_ns > pm), 0) FROM g)::BIGINT AS host_wait_idle_ns,
-    (SELECT count(*) FILTER (WHERE start_ns > pm) FROM g)::BIGINT AS gaps,
-    (SELECT count(*) FILTER (WHERE start_ns > pm AND launch_ns > pm) FROM g)::BIGINT AS host_wait_gaps`;
+  g AS (SELECT capture_id, device, start_ns, launch_ns,
+      max(end_ns) OVER (PARTITION BY capture_id, device ORDER BY start_ns, end_ns ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pm FROM r),
+  a AS (SELECT capture_id, device, count(*)::BIGINT AS rows, count(launch_ns)::BIGINT AS linked,
+      count(DISTINCT correlation_id) FILTER (WHERE launch_ns IS NOT NULL)::BIGINT AS launch_calls,
+      avg(start_ns - launch_ns) AS mean_delay_ns, quantile_cont(start_ns - launch_ns, 0.5) AS median_delay_ns,
+      quantile_cont(start_ns - launch_ns, 0.9) AS p90_delay_ns, quantile_cont(start_ns - launch_ns, 0.99) AS p99_delay_ns,
+      min(start_ns - launch_ns)::BIGINT AS min_delay_ns, max(start_ns - launch_ns)::BIGINT AS max_delay_ns,
+      count(*) FILTER (WHERE start_ns < launch_ns)::BIGINT AS negative_delay, (max(end_ns) - min(start_ns))::BIGINT AS span_ns
+    FROM r GROUP BY capture_id, device),
+  b AS (SELECT capture_id, device, coalesce(sum(start_ns - pm) FILTER (WHERE start_ns > pm), 0)::BIGINT AS idle_ns,
+      coalesce(sum(start_ns - pm) FILTER (WHERE start_ns > pm AND launch_ns > pm), 0)::BIGINT AS host_wait_idle_ns,
+      count(*) FILTER (WHERE start_ns > pm)::BIGINT AS gaps, count(*) FILTER (WHERE start_ns > pm AND launch_ns > pm)::BIGINT AS host_wait_gaps
+    FROM g GROUP BY capture_id, device)
+  SELECT a.*, b.idle_ns, b.host_wait_idle_ns, b.gaps, b.host_wait_gaps
+  FROM a JOIN b ON b.capture_id = a.capture_id AND b.device = a.device ORDER BY a.capture_id, a.device`;
 }
 
-/** Linked rows per launch API name (cudaLaunchKernel, cuLaunchKernelEx, hipLaunchKernel...): `api`, `op`, `launches`. */
+/** Linked rows per device and launch API name (cudaLaunchKernel, cuLaunchKernelEx, hipLaunchKernel...): `capture_id`, `device`, `api`, `op`, `launches`. */
 export function launchApisSql(correlated: string): string {
-  return `SELECT coalesce(launch_name, '?') AS api, launch_op AS op, count(*)::BIGINT AS launches
-    FROM (${correlated}) WHERE launch_ns IS NOT NULL GROUP BY ALL ORDER BY launches DESC, api`;
+  return `SELECT capture_id, device, coalesce(launch_name, '?') AS api, launch_op AS op, count(*)::BIGINT AS launches
+    FROM (${correlated}) WHERE launch_ns IS NOT NULL GROUP BY ALL ORDER BY capture_id, device, launches DESC, api`;
 }
 
-/** Per kernel: launches (rows), rows linked to a launch call, median delay. `limit` kernels with the most launches. */
+/** Per device and kernel: launches (rows), rows linked to a launch call, median delay; each device's `limit` kernels with the most launches. */
 export function launchesPerKernelSql(correlated: string, limit: number): string {
-  return `SELECT coalesce(kernel, 'unknown') AS kernel, count(*)::BIGINT AS launches, count(launch_ns)::BIGINT AS linked,
-      quantile_cont(start_ns - launch_ns, 0.5) AS median_delay_ns, sum(dur_ns)::BIGINT AS total_ns
-    FROM (${correlated}) GROUP BY 1 ORDER BY launches DESC, total_ns DESC, kernel LIMIT ${sqlInt(limit)}`;
+  return `SELECT * FROM (
+      SELECT capture_id, device, coalesce(kernel, 'unknown') AS kernel, count(*)::BIGINT AS launches, count(launch_ns)::BIGINT AS linked,
+        quantile_cont(start_ns - launch_ns, 0.5) AS median_delay_ns, sum(dur_ns)::BIGINT AS total_ns
+      FROM (${correlated}) GROUP BY 1, 2, 3)
+    QUALIFY row_number() OVER (PARTITION BY capture_id, device ORDER BY launches DESC, total_ns DESC, kernel) <= ${sqlInt(limit)}
+    ORDER BY capture_id, device, launches DESC, total_ns DESC, kernel`;
 }
 
 /**
- * Queue depth over time: rows launched but not finished (+1 at the launch
- * call's start, -1 at the row's end), over linked rows. Per depth (capped
- * at `cap`, the last bucket "cap or more"): the time spent at it (`ns`);
- * and the maximum depth (`max_depth`, on every row).
+ * Queue depth over time, per device: rows launched but not finished (+1 at
+ * the launch call's start, -1 at the row's end), over linked rows. Per
+ * device and depth (capped at `cap`, the last bucket "cap or more"): the
+ * time spent at it (`ns`); and the device's maximum depth (`max_depth`, on
+ * every row of it).
  */
 export function queueDepthSql(correlated: string, cap: number): string {
   return `WITH ev AS (
-    SELECT launch_ns AS t, 1 AS d FROM (${correlated}) WHERE launch_ns IS NOT NULL
-    UNION ALL SELECT end_ns AS t, -1 AS d FROM (${correlated}) WHERE launch_ns IS NOT NULL
+    SELECT capture_id, device, launch_ns AS t, 1 AS d FROM (${correlated}) WHERE launch_ns IS NOT NULL
+    UNION ALL SELECT capture_id, device, end_ns AS t, -1 AS d FROM (${correlated}) WHERE launch_ns IS NOT NULL
   ),
-  c AS (SELECT t, sum(d) OVER o AS depth, lead(t) OVER o AS nt FROM ev WINDOW o AS (ORDER BY t, d ROWS UNBOUNDED PRECEDING))
-  SELECT least(depth, ${sqlInt(cap)})::BIGINT AS depth, sum(nt - t)::BIGINT AS ns, (SELECT max(depth) FROM c)::BIGINT AS max_depth
-  FROM c WHERE nt IS NOT NULL GROUP BY 1 ORDER BY 1`;
+  c AS (SELECT capture_id, device, t, sum(d) OVER o AS depth, lead(t) OVER o AS nt FROM ev
+    WINDOW o AS (PARTITION BY capture_id, device ORDER BY t, d ROWS UNBOUNDED PRECEDING)),
+  m AS (SELECT capture_id, device, max(depth) AS max_depth FROM c GROUP BY ALL)
+  SELECT c.capture_id, c.device, least(c.depth, ${sqlInt(cap)})::BIGINT AS depth, sum(c.nt - c.t)::BIGINT AS ns, any_value(m.max_depth)::BIGINT AS max_depth
+  FROM c JOIN m ON m.capture_id = c.capture_id AND m.device = c.device
+  WHERE c.nt IS NOT NULL GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`;
 }

@@ -225,6 +225,22 @@ export function selectionSql(spec: SelectionSpec, scope?: Scope, extraWhere?: st
 }
 
 /**
+ * The rows of `selection` on the given devices only; `selection` itself when
+ * they are all `total` devices it selects.
+ */
+export function devicesOnlySql(selection: string, devices: readonly { capture_id: number; device: number }[], total: number): string {
+  if (devices.length === total) return selection;
+  const byCapture = new Map<number, number[]>();
+  for (const d of devices) {
+    let list = byCapture.get(d.capture_id);
+    if (list === undefined) byCapture.set(d.capture_id, (list = []));
+    list.push(d.device);
+  }
+  const pred = [...byCapture].map(([c, ds]) => `(capture_id = ${sqlInt(c)} AND device IN (${ds.map((x) => sqlInt(x)).join(', ')}))`);
+  return `SELECT * FROM (${selection}) WHERE ${pred.length ? pred.join(' OR ') : 'false'}`;
+}
+
+/**
  * Per (capture, device, time source): row counts, the rows usable for time
  * math and the excluded ones. The planner chooses a source family from it.
  */

@@ -14,7 +14,7 @@
  * ```
  */
 import {
-  DEFAULT_GAP_THRESHOLD_NS, gaps, gemmShapeFromName, kernelStats, overlap, planAnalysis, planSources,
+  byDevice, DEFAULT_GAP_THRESHOLD_NS, deviceKey, gaps, gemmShapeFromName, kernelStats, overlap, planAnalysis, planSources,
   provenanceLines, rowGroupCost, runChecks, segments, selectionSql, type Finding, type IdleBreakdown,
 } from '@tickwise/analyzer';
 import type { Store } from '@tickwise/store';
@@ -59,18 +59,6 @@ export function deviceKindName(kind: string, name: string | null, format: string
   if (kind !== 'gpu') return KIND_NAME[kind] ?? kind;
   if (name !== null && name !== '') return INTEGRATED.test(name) ? 'iGPU' : 'GPU';
   return format === 'ireeperf-jsonl' || format === 'tickwise-recorder' || format === 'heteromosaic-jsonl' ? 'iGPU' : 'GPU';
-}
-
-/** Rows of a query over every device, by `capture_id/device`, each device's rows in query order. */
-function perDevice<R extends { capture_id: number; device: number }>(rows: readonly R[]): Map<string, R[]> {
-  const by = new Map<string, R[]>();
-  for (const r of rows) {
-    const key = `${r.capture_id}/${r.device}`;
-    let list = by.get(key);
-    if (list === undefined) by.set(key, (list = []));
-    list.push(r);
-  }
-  return by;
 }
 
 function deviceLabel(kindName: string, capture: string, captureId: number, device: number): string {
@@ -147,9 +135,9 @@ export async function collectReport(store: Store, opts: ReportOptions = {}): Pro
   // timeline: busy intervals per device, aggregated
   const intervals: TimelineInterval[] = [];
   const aggregation: ReportData['timeline']['aggregation'][number][] = [];
-  const timelineRows = perDevice(await store.query(TIMELINE_INTERVAL_SHAPE, timelineIntervalsSql(selectionSql(plan.spec), maxIntervals)));
+  const timelineRows = byDevice(await store.query(TIMELINE_INTERVAL_SHAPE, timelineIntervalsSql(selectionSql(plan.spec), maxIntervals)));
   for (const d of devices) {
-    const rows = timelineRows.get(`${d.capture_id}/${d.device}`) ?? [];
+    const rows = timelineRows.get(deviceKey(d)) ?? [];
     for (const r of rows) intervals.push({ label: d.label, start_ns: r.start_ns, end_ns: r.end_ns, busy_ns: r.busy_ns, dispatches: r.dispatches, blocks: r.blocks });
     aggregation.push({ label: d.label, raw_blocks: rows[0]?.raw_blocks ?? 0, intervals: rows.length, merged_gap_max_ns: rows[0]?.merged_gap_max_ns ?? null });
   }
@@ -171,10 +159,10 @@ export async function collectReport(store: Store, opts: ReportOptions = {}): Pro
   // over the segments the Devices table counts, so the two agree: `steady` over every device reads each one that
   // repeats steady and each other one whole (its steady_choice); all devices in one query
   const histogramPlan = await planAnalysis(store, { segment: steadyWhereItCan });
-  const histogramRows = perDevice(await store.query(GAP_HISTOGRAM_SHAPE, gapHistogramSql(selectionSql(histogramPlan.spec))));
+  const histogramRows = byDevice(await store.query(GAP_HISTOGRAM_SHAPE, gapHistogramSql(selectionSql(histogramPlan.spec))));
   const histogram: HistogramBar[] = [];
   for (const d of devices) {
-    for (const h of histogramRows.get(`${d.capture_id}/${d.device}`) ?? []) {
+    for (const h of histogramRows.get(deviceKey(d)) ?? []) {
       histogram.push({ label: d.label, bucket: h.bucket, lo_ns: h.lo_ns, hi_ns: h.hi_ns, class: h.between ? 'between submissions' : 'inside a submission', count: h.count, idle_ns: h.idle_ns });
     }
   }
@@ -183,9 +171,9 @@ export async function collectReport(store: Store, opts: ReportOptions = {}): Pro
   const kernels: ReportKernel[] = [];
   const costs: CostRow[] = [];
   // `steady` over every device: each one that repeats steady, each other one whole (its steady_choice); one call
-  const allKernels = perDevice((await kernelStats(store, { segment: steadyWhereItCan })).kernels);
+  const allKernels = byDevice((await kernelStats(store, { segment: steadyWhereItCan })).kernels);
   for (const d of devices) {
-    const mine = allKernels.get(`${d.capture_id}/${d.device}`) ?? [];
+    const mine = allKernels.get(deviceKey(d)) ?? [];
     for (const s of mine) kernels.push({ ...s, label: d.label });
     for (const s of mine) {
       const shape = gemmShapeFromName(s.kernel);
