@@ -9,7 +9,8 @@
  *   --> per scope: span, busy (union), idle, gaps, gaps over the threshold, by class, log2 histogram
  * ```
  * A fixed number of statements however many devices (a few per device, each
- * reading the whole table, took 30 s for 1000 devices).
+ * reading the whole table, took 30 s for 1000 devices); for up to 4 devices
+ * the window statements run per device (see `deviceBatches`).
  */
 import type { RowOf, Store } from '@tickwise/store';
 import { ns, type Ns } from '@tickwise/time';
@@ -18,7 +19,7 @@ import { readOnce } from './read-memo';
 import type { DevicePlan, SelectionOptions } from './selection';
 import { BETWEEN_BUCKET_ROW_SHAPE, GAP_BUCKET_ROW_SHAPE, GAP_ROW_SHAPE, QUEUE_SHAPE, SEGMENT_SPAN_SHAPE } from './shapes';
 import { betweenBucketsSql, gapBucketsSql, gapListSql, idleBreakdownSql, segmentSpansSql, type GapScopeKind } from './sql/gaps';
-import { deviceKey, groupBy } from './group';
+import { deviceKey, groupBy, rowsOfBatches } from './group';
 import { devicesOnlySql } from './sql/selection';
 import { correlatedWorkSql, DEFAULT_WORK, hostWorkCountSql, LAUNCH_CALL_PREDICATE, WorkSet, workRowsSql } from './sql/work';
 
@@ -278,21 +279,22 @@ export async function gaps(store: Store, opts: GapsOptions = {}): Promise<GapsRe
   // the idle breakdown of the devices whose capture has launch calls (no launch call, no correlation: null, no query)
   const launching = await capturesWithLaunchCalls(store);
   const linkedDevices = plan.devices.filter((d) => launching.has(d.capture_id));
-  const bd = linkedDevices.length === 0 ? [] : (await store.query(BREAKDOWN_ROW_SHAPE,
-    idleBreakdownSql(devicesOnlySql(correlatedWorkSql(plan.spec, undefined, work), linkedDevices, n), kernelWait))) as BreakdownRow[];
+  const bd = (await rowsOfBatches(linkedDevices, (b) => store.query(BREAKDOWN_ROW_SHAPE, idleBreakdownSql(b.length === 1
+    ? correlatedWorkSql(plan.spec, { capture_id: b[0]!.capture_id, device: b[0]!.device, queue: null }, work)
+    : devicesOnlySql(correlatedWorkSql(plan.spec, undefined, work), b, n), kernelWait)))) as BreakdownRow[];
   const bdByDevice = groupBy(bd, deviceKey);
   const bdOf = (d: DevicePlan) => bdByDevice.get(deviceKey(d)) ?? [];
 
-  /** Scopes of one kind over the given devices: three statements at most. */
+  // the window statements: one per device when there are few, else one for all (see deviceBatches)
+  const selectionOf = (b: readonly DevicePlan[]) => (b.length === 1 ? workRowsSql(plan.spec, { capture_id: b[0]!.capture_id, device: b[0]!.device, queue: null }, work) : devicesOnlySql(all, b, n));
+  /** Scopes of one kind over the given devices: three statements (or three per device, for a few). */
   const scopesOf = async (by: GapScopeKind, devices: readonly DevicePlan[], single: (d: DevicePlan) => boolean) => {
     if (devices.length === 0) return { rows: new Map<string, BucketRow[]>(), spans: new Map<string, SpanRow[]>(), general: new Map<string, BetweenRow[]>() };
-    const sel = devicesOnlySql(all, devices, n);
-    const rows = byScope(await store.query(GAP_BUCKET_ROW_SHAPE, gapBucketsSql(sel, threshold, by)));
+    const rows = byScope(await rowsOfBatches(devices, (b) => store.query(GAP_BUCKET_ROW_SHAPE, gapBucketsSql(selectionOf(b), threshold, by))));
     const rowsByDevice = groupBy([...rows], ([, r]) => deviceKey(r[0]!));
-    const spans = byScope(await store.query(SEGMENT_SPAN_SHAPE, segmentSpansSql(sel, by)));
+    const spans = byScope(await store.query(SEGMENT_SPAN_SHAPE, segmentSpansSql(devicesOnlySql(all, devices, n), by)));
     const needing = devices.filter((d) => [...(rowsByDevice.get(deviceKey(d)) ?? [])].some(([, r]) => needsSpans(r, single(d), forceSpans)));
-    const general = needing.length === 0 ? new Map<string, BetweenRow[]>()
-      : byScope(await store.query(BETWEEN_BUCKET_ROW_SHAPE, betweenBucketsSql(devicesOnlySql(all, needing, n), threshold, by)));
+    const general = byScope(await rowsOfBatches(needing, (b) => store.query(BETWEEN_BUCKET_ROW_SHAPE, betweenBucketsSql(selectionOf(b), threshold, by))));
     return { rows, spans, general };
   };
   const one = (d: DevicePlan) => queues(d).length <= 1;

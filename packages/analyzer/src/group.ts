@@ -25,3 +25,25 @@ export function deviceKey(r: { readonly capture_id: number; readonly device: num
 export function byDevice<R extends { readonly capture_id: number; readonly device: number }>(rows: Iterable<R>): Map<string, R[]> {
   return groupBy(rows, deviceKey);
 }
+
+/**
+ * Up to this many devices, a window statement runs once per device (its
+ * selection scoped to the device); above it, once for all of them,
+ * partitioned by device. DuckDB sorts one partition's rows on one thread:
+ * over 2 devices of 500k rows the partitioned statement took 230 ms against
+ * 180 ms for the two scoped ones (warm; 340 vs 200 cold), while over 64
+ * devices one statement replaces 64 that each read the whole table.
+ */
+export const SCOPED_STATEMENTS_UP_TO = 4;
+
+/** The device batches of {@link SCOPED_STATEMENTS_UP_TO}: one per device, or one of all. */
+export function deviceBatches<D>(devices: readonly D[]): (readonly D[])[] {
+  return devices.length <= SCOPED_STATEMENTS_UP_TO ? devices.map((d) => [d]) : devices.length === 0 ? [] : [devices];
+}
+
+/** The rows of `run` over every batch of {@link deviceBatches}, in batch order. */
+export async function rowsOfBatches<D, R>(devices: readonly D[], run: (batch: readonly D[]) => Promise<readonly R[]>): Promise<R[]> {
+  const out: R[] = [];
+  for (const batch of deviceBatches(devices)) for (const r of await run(batch)) out.push(r);
+  return out;
+}

@@ -3,12 +3,12 @@
  * union, not of summed time), mean, median, p10/p90, min/max, in ns.
  */
 import type { Store } from '@tickwise/store';
-import { byDevice, deviceKey } from './group';
+import { byDevice, deviceKey, rowsOfBatches } from './group';
 import { planAnalysis } from './plan';
 import type { SelectionOptions } from './selection';
 import { BUSY_SHAPE, KERNEL_ROW_SHAPE } from './shapes';
 import { busyUnionSql, kernelStatsSql } from './sql/kernels';
-import { selectionSql } from './sql/selection';
+import { devicesOnlySql, selectionSql } from './sql/selection';
 
 /** One kernel on one device. */
 export interface KernelStat {
@@ -39,9 +39,12 @@ export interface KernelStatsResult {
 /** Per-kernel statistics of every selected device, largest total first. */
 export async function kernelStats(store: Store, opts: SelectionOptions = {}): Promise<KernelStatsResult> {
   const plan = await planAnalysis(store, opts);
-  // two statements for all devices, not two per device (each reading the whole dispatches table)
+  // two statements for all devices, not two per device (each reading the whole dispatches table); the busy
+  // union's window one per device for a few (see deviceBatches)
   const sel = selectionSql(plan.spec);
-  const busyOf = new Map((await store.query(BUSY_SHAPE, busyUnionSql(sel))).map((r) => [deviceKey(r), r.busy_ns]));
+  const busyOf = new Map((await rowsOfBatches(plan.devices, (b) => store.query(BUSY_SHAPE, busyUnionSql(b.length === 1
+    ? selectionSql(plan.spec, { capture_id: b[0]!.capture_id, device: b[0]!.device, queue: null })
+    : devicesOnlySql(sel, b, plan.devices.length))))).map((r) => [deviceKey(r), r.busy_ns]));
   const rowsOf = byDevice(await store.query(KERNEL_ROW_SHAPE, kernelStatsSql(sel)));
   const devices: KernelStatsResult['devices'][number][] = [];
   const kernels: KernelStat[] = [];
