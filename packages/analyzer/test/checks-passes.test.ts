@@ -2,20 +2,12 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Store } from '@tickwise/store';
+import { seededRng } from '@tickwise/time';
 import { DEFAULT_THRESHOLDS, SEGMENT_STATS_SHAPE, chooseCuts, localSegments, runChecks, segmentStatsSql } from '../src/index';
 import { importSynth, synthCapture, tmp } from './checks-helpers';
 
-/** A seeded generator (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The project's one seeded PRNG (mulberry32, @tickwise/time). */
+const rng = (seed: number): (() => number) => seededRng(seed).next;
 
 /** Length of the union of [s, e) intervals, by sorting and sweeping. */
 function unionLength(xs: readonly (readonly [number, number])[]): number {

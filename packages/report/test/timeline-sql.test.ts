@@ -10,23 +10,15 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '@tickwise/store';
+import { seededRng } from '@tickwise/time';
 import { GAP_HISTOGRAM_SHAPE, gapHistogramSql } from '../src/sql/gap-histogram';
 import { TIMELINE_INTERVAL_SHAPE, timelineIntervalsSql } from '../src/sql/timeline';
 import { tmp } from './sample-store';
 
 type Row = { capture_id: number; device: number; submission_id: number | null; segment: number; start_ns: number; end_ns: number };
 
-/** A seeded generator (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The project's one seeded PRNG (mulberry32, @tickwise/time). */
+const rng = (seed: number): (() => number) => seededRng(seed).next;
 
 /** Rows of 5 (capture, device) pairs: bursts of overlapping work separated by gaps drawn from a few lengths. */
 function randomRows(seed: number): Row[] {
