@@ -281,7 +281,7 @@ export async function gaps(store: Store, opts: GapsOptions = {}): Promise<GapsRe
   const linkedDevices = plan.devices.filter((d) => launching.has(d.capture_id));
   const bd = (await rowsOfBatches(linkedDevices, (b) => store.query(BREAKDOWN_ROW_SHAPE, idleBreakdownSql(b.length === 1
     ? correlatedWorkSql(plan.spec, { capture_id: b[0]!.capture_id, device: b[0]!.device, queue: null }, work)
-    : devicesOnlySql(correlatedWorkSql(plan.spec, undefined, work), b, n), kernelWait)))) as BreakdownRow[];
+    : devicesOnlySql(correlatedWorkSql(plan.spec, undefined, work), b, n), kernelWait, b.length === 1)))) as BreakdownRow[];
   const bdByDevice = groupBy(bd, deviceKey);
   const bdOf = (d: DevicePlan) => bdByDevice.get(deviceKey(d)) ?? [];
 
@@ -290,11 +290,11 @@ export async function gaps(store: Store, opts: GapsOptions = {}): Promise<GapsRe
   /** Scopes of one kind over the given devices: three statements (or three per device, for a few). */
   const scopesOf = async (by: GapScopeKind, devices: readonly DevicePlan[], single: (d: DevicePlan) => boolean) => {
     if (devices.length === 0) return { rows: new Map<string, BucketRow[]>(), spans: new Map<string, SpanRow[]>(), general: new Map<string, BetweenRow[]>() };
-    const rows = byScope(await rowsOfBatches(devices, (b) => store.query(GAP_BUCKET_ROW_SHAPE, gapBucketsSql(selectionOf(b), threshold, by))));
+    const rows = byScope(await rowsOfBatches(devices, (b) => store.query(GAP_BUCKET_ROW_SHAPE, gapBucketsSql(selectionOf(b), threshold, by, b.length === 1))));
     const rowsByDevice = groupBy([...rows], ([, r]) => deviceKey(r[0]!));
     const spans = byScope(await store.query(SEGMENT_SPAN_SHAPE, segmentSpansSql(devicesOnlySql(all, devices, n), by)));
     const needing = devices.filter((d) => [...(rowsByDevice.get(deviceKey(d)) ?? [])].some(([, r]) => needsSpans(r, single(d), forceSpans)));
-    const general = byScope(await rowsOfBatches(needing, (b) => store.query(BETWEEN_BUCKET_ROW_SHAPE, betweenBucketsSql(selectionOf(b), threshold, by))));
+    const general = byScope(await rowsOfBatches(needing, (b) => store.query(BETWEEN_BUCKET_ROW_SHAPE, betweenBucketsSql(selectionOf(b), threshold, by, b.length === 1))));
     return { rows, spans, general };
   };
   const one = (d: DevicePlan) => queues(d).length <= 1;

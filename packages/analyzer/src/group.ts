@@ -28,11 +28,12 @@ export function byDevice<R extends { readonly capture_id: number; readonly devic
 
 /**
  * Up to this many devices, a window statement runs once per device (its
- * selection scoped to the device); above it, once for all of them,
- * partitioned by device. DuckDB sorts one partition's rows on one thread:
- * over 2 devices of 500k rows the partitioned statement took 230 ms against
- * 180 ms for the two scoped ones (warm; 340 vs 200 cold), while over 64
- * devices one statement replaces 64 that each read the whole table.
+ * selection scoped to the device, its window not partitioned: see
+ * `partitionBy`); above it, once for all of them, partitioned by device.
+ * DuckDB sorts one partition's rows on one thread: over 2 devices of 500k
+ * rows the partitioned statement took 230 ms against 180 ms for the two
+ * scoped ones (warm; 340 vs 200 cold), while over 64 devices one statement
+ * replaces 64 that each read the whole table.
  */
 export const SCOPED_STATEMENTS_UP_TO = 4;
 

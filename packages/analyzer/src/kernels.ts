@@ -44,7 +44,7 @@ export async function kernelStats(store: Store, opts: SelectionOptions = {}): Pr
   const sel = selectionSql(plan.spec);
   const busyOf = new Map((await rowsOfBatches(plan.devices, (b) => store.query(BUSY_SHAPE, busyUnionSql(b.length === 1
     ? selectionSql(plan.spec, { capture_id: b[0]!.capture_id, device: b[0]!.device, queue: null })
-    : devicesOnlySql(sel, b, plan.devices.length))))).map((r) => [deviceKey(r), r.busy_ns]));
+    : devicesOnlySql(sel, b, plan.devices.length), b.length === 1)))).map((r) => [deviceKey(r), r.busy_ns]));
   const rowsOf = byDevice(await store.query(KERNEL_ROW_SHAPE, kernelStatsSql(sel)));
   const devices: KernelStatsResult['devices'][number][] = [];
   const kernels: KernelStat[] = [];

@@ -193,13 +193,13 @@ const NO_CORRELATION_ROWS = {
 async function launchCorrelations(store: Store, spec: Parameters<typeof launchRowsSql>[0], devices: readonly DevicePlan[]): Promise<LaunchCorrelation[]> {
   const all = correlatedWorkSql(spec, undefined, 'kernels');
   const batchOf = (b: readonly DevicePlan[]) => (b.length === 1 ? correlatedWorkSql(spec, { capture_id: b[0]!.capture_id, device: b[0]!.device, queue: null }, 'kernels') : devicesOnlySql(all, b, devices.length));
-  const totals = new Map((await rowsOfBatches(devices, (b) => store.query(LAUNCH_CORRELATION_SHAPE, launchCorrelationSql(batchOf(b))))).map((r) => [deviceKey(r), r]));
+  const totals = new Map((await rowsOfBatches(devices, (b) => store.query(LAUNCH_CORRELATION_SHAPE, launchCorrelationSql(batchOf(b), b.length === 1)))).map((r) => [deviceKey(r), r]));
   const linked = devices.filter((d) => (totals.get(deviceKey(d))?.linked ?? 0) > 0);
   const rel = devicesOnlySql(all, linked, devices.length);
   const perDevice = async <S extends Shape & { capture_id: 'number'; device: 'number' }>(shape: S, sql: string) => (linked.length === 0 ? new Map<string, RowOf<S>[]>() : byDevice(await store.query(shape, sql)));
   const apis = await perDevice(LAUNCH_API_SHAPE, launchApisSql(rel));
   const perKernel = await perDevice(LAUNCH_KERNEL_SHAPE, launchesPerKernelSql(rel, 10));
-  const depths = byDevice(await rowsOfBatches(linked, (b) => store.query(QUEUE_DEPTH_SHAPE, queueDepthSql(batchOf(b), QUEUE_DEPTH_CAP))));
+  const depths = byDevice(await rowsOfBatches(linked, (b) => store.query(QUEUE_DEPTH_SHAPE, queueDepthSql(batchOf(b), QUEUE_DEPTH_CAP, b.length === 1))));
   return devices.map((dev) => {
     const key = deviceKey(dev);
     const t = totals.get(key) ?? NO_CORRELATION_ROWS;

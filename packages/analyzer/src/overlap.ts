@@ -120,7 +120,7 @@ export async function overlap(store: Store, opts: OverlapOptions = {}): Promise<
   const none = { dispatches: 0, busy_ns: 0n, multi_inflight_ns: 0n, cross_submission_inflight_ns: 0n, max_in_flight: 0, sum_dur_ns: 0n };
   const own = new Map((await rowsOfBatches(plan.devices, (b) => store.query(OVERLAP_DEVICE_SHAPE, overlapDeviceSql(b.length === 1
     ? workRowsSql(plan.spec, { capture_id: b[0]!.capture_id, device: b[0]!.device, queue: null }, work)
-    : devicesOnlySql(workRowsSql(plan.spec, undefined, work), b, plan.devices.length))))).map((r) => [`${r.capture_id}:${r.device}`, r]));
+    : devicesOnlySql(workRowsSql(plan.spec, undefined, work), b, plan.devices.length), b.length === 1)))).map((r) => [`${r.capture_id}:${r.device}`, r]));
   const devices: DeviceOverlap[] = [];
   for (const d of plan.devices) {
     const base = own.get(`${d.capture_id}:${d.device}`) ?? none;

@@ -21,7 +21,7 @@
  * (same gaps, same lengths). With segments, each segment is its own
  * timeline: the idle between segments is not counted.
  */
-import { EARLIER_ROWS, log2BucketSql, prevEndMax } from './intervals';
+import { EARLIER_ROWS, log2BucketSql, partitionBy, partitionColumns, prevEndMax } from './intervals';
 import { sqlBigint } from './quote';
 import { SUBMISSION_KEY } from './selection';
 
@@ -32,8 +32,8 @@ import { SUBMISSION_KEY } from './selection';
 export type GapScopeKind = 'device' | 'queue';
 
 /** Partition columns of a scope kind, and the `queue` column its rows carry. */
-function scopeColumns(by: GapScopeKind): { part: string; queue: string } {
-  return by === 'queue' ? { part: 'capture_id, device, queue', queue: 'queue' } : { part: 'capture_id, device', queue: 'NULL::INTEGER AS queue' };
+function scopeColumns(by: GapScopeKind): { more: string[]; queue: string } {
+  return by === 'queue' ? { more: ['queue'], queue: 'queue' } : { more: [], queue: 'NULL::INTEGER AS queue' };
 }
 
 /**
@@ -44,15 +44,15 @@ function scopeColumns(by: GapScopeKind): { part: string; queue: string } {
  * adjacent pair is), so each submission is one run of rows and the
  * `between_*` columns are exact.
  */
-export function gapBucketsSql(selection: string, thresholdNs: bigint, by: GapScopeKind = 'device'): string {
+export function gapBucketsSql(selection: string, thresholdNs: bigint, by: GapScopeKind = 'device', oneDevice = false): string {
   const t = sqlBigint(thresholdNs);
-  const { part, queue } = scopeColumns(by);
+  const { more, queue } = scopeColumns(by);
   return `WITH w AS (
     SELECT capture_id, device, ${queue}, segment, submission_id,
       start_ns - max(end_ns) OVER w AS gap_ns,
       lag(segment) OVER w AS prev_segment,
       lag(submission_id) OVER w AS prev_sub
-    FROM (${selection}) WINDOW w AS (PARTITION BY ${part} ${EARLIER_ROWS})
+    FROM (${selection}) WINDOW w AS (${partitionBy(oneDevice, ...more)}${EARLIER_ROWS})
   ),
   c AS (
     SELECT *,
@@ -80,15 +80,15 @@ export function gapBucketsSql(selection: string, thresholdNs: bigint, by: GapSco
  * gaps of the union of submission spans, per log2 bucket (see
  * `BETWEEN_BUCKET_ROW_SHAPE`).
  */
-export function betweenBucketsSql(selection: string, thresholdNs: bigint, by: GapScopeKind = 'device'): string {
+export function betweenBucketsSql(selection: string, thresholdNs: bigint, by: GapScopeKind = 'device', oneDevice = false): string {
   const t = sqlBigint(thresholdNs);
-  const { part, queue } = scopeColumns(by);
+  const { more, queue } = scopeColumns(by);
   return `WITH subs AS (
     SELECT capture_id, device, segment, ${SUBMISSION_KEY}, min(start_ns) AS start_ns, max(end_ns) AS end_ns FROM (${selection})
     GROUP BY capture_id, device, segment, ${SUBMISSION_KEY}
   ),
   bg AS (SELECT capture_id, device, queue, gap_ns FROM (
-    SELECT capture_id, device, ${queue}, start_ns - ${prevEndMax(`${part}, segment`)} AS gap_ns FROM subs) WHERE gap_ns > 0)
+    SELECT capture_id, device, ${queue}, start_ns - ${prevEndMax(partitionColumns(oneDevice, ...more, 'segment'))} AS gap_ns FROM subs) WHERE gap_ns > 0)
   SELECT capture_id, device, queue, ${log2BucketSql('gap_ns')} AS bucket,
     count(*)::BIGINT AS between_count, sum(gap_ns)::BIGINT AS between_idle_ns,
     count(*) FILTER (WHERE gap_ns > ${t})::BIGINT AS between_over_count,
@@ -144,10 +144,10 @@ export function gapListSql(selection: string): string {
  * call (`launch_op = 'cuda_driver'`: cuLaunchKernelEx, cuLaunchKernel) has
  * no launch time there.
  */
-export function idleBreakdownSql(correlated: string, kernelWaitNs: bigint): string {
+export function idleBreakdownSql(correlated: string, kernelWaitNs: bigint, oneDevice = false): string {
   return `WITH w AS (
     SELECT capture_id, device, queue, segment, start_ns, launch_ns, launch_op,
-      lag(end_ns) OVER (PARTITION BY capture_id, device, queue, segment ORDER BY start_ns, end_ns) AS prev_end
+      lag(end_ns) OVER (${partitionBy(oneDevice, 'queue', 'segment')}ORDER BY start_ns, end_ns) AS prev_end
     FROM (${correlated})
   ),
   c AS (

@@ -27,6 +27,25 @@ export function prevEndMax(partition?: string): string {
 }
 
 /**
+ * The `PARTITION BY` clause (with a trailing space; '' for none) of a
+ * per-device window: the device columns and `more`. The device columns are
+ * left out when the statement reads one device (`oneDevice`): DuckDB sorts
+ * each partition on one thread, so a single partition of every row is one
+ * thread's sort where an unpartitioned window sorts in parallel (gap
+ * buckets of a 500k-row device: 180 vs 116 ms).
+ */
+export function partitionBy(oneDevice: boolean, ...more: string[]): string {
+  const cols = partitionColumns(oneDevice, ...more);
+  return cols === undefined ? '' : `PARTITION BY ${cols} `;
+}
+
+/** The column list of {@link partitionBy} (undefined for none), for {@link prevEndMax}. */
+export function partitionColumns(oneDevice: boolean, ...more: string[]): string | undefined {
+  const cols = [...(oneDevice ? [] : ['capture_id', 'device']), ...more];
+  return cols.length ? cols.join(', ') : undefined;
+}
+
+/**
  * Length of the union of intervals `(start_ns, end_ns)` from a relation, as
  * a scalar subquery (0 for none).
  */

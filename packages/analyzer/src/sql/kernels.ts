@@ -8,7 +8,7 @@
  * selection once (a selection read twice in one statement is materialized
  * whole), grouped or partitioned by (capture_id, device).
  */
-import { prevEndMax } from './intervals';
+import { partitionColumns, prevEndMax } from './intervals';
 
 /** SQL of per-kernel rows of each device (see `KERNEL_ROW_SHAPE`): by capture and device, then total time, largest first. */
 export function kernelStatsSql(selection: string): string {
@@ -20,8 +20,8 @@ export function kernelStatsSql(selection: string): string {
 }
 
 /** SQL of each device's busy time (union of its dispatch intervals): rows `capture_id`, `device`, `busy_ns`. */
-export function busyUnionSql(selection: string): string {
+export function busyUnionSql(selection: string, oneDevice = false): string {
   return `SELECT capture_id, device, coalesce(sum(greatest(0, end_ns - greatest(start_ns, coalesce(pm, start_ns)))), 0)::BIGINT AS busy_ns
-    FROM (SELECT capture_id, device, start_ns, end_ns, ${prevEndMax('capture_id, device')} AS pm FROM (${selection}))
+    FROM (SELECT capture_id, device, start_ns, end_ns, ${prevEndMax(partitionColumns(oneDevice))} AS pm FROM (${selection}))
     GROUP BY capture_id, device`;
 }

@@ -4,6 +4,7 @@
  * submit-to-device-start latency per submission, and NPU commands
  * (EXEC_CMD to observed completion).
  */
+import { partitionBy } from './intervals';
 import { sqlBigint, sqlInt, sqlString } from './quote';
 import { DEVICE_TIMED, HOST_TIMED, segmentJoinSql, type Scope, type SelectionSpec } from './selection';
 
@@ -135,10 +136,10 @@ export function countSql(relation: string): string {
  * gap was launched after the gap began (the host was late). See
  * `LAUNCH_CORRELATION_SHAPE` in launches.ts.
  */
-export function launchCorrelationSql(correlated: string): string {
+export function launchCorrelationSql(correlated: string, oneDevice = false): string {
   return `WITH r AS MATERIALIZED (${correlated}),
   g AS (SELECT capture_id, device, start_ns, launch_ns,
-      max(end_ns) OVER (PARTITION BY capture_id, device ORDER BY start_ns, end_ns ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pm FROM r),
+      max(end_ns) OVER (${partitionBy(oneDevice)}ORDER BY start_ns, end_ns ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pm FROM r),
   a AS (SELECT capture_id, device, count(*)::BIGINT AS rows, count(launch_ns)::BIGINT AS linked,
       count(DISTINCT correlation_id) FILTER (WHERE launch_ns IS NOT NULL)::BIGINT AS launch_calls,
       avg(start_ns - launch_ns) AS mean_delay_ns, quantile_cont(start_ns - launch_ns, 0.5) AS median_delay_ns,
@@ -177,13 +178,13 @@ export function launchesPerKernelSql(correlated: string, limit: number): string 
  * time spent at it (`ns`); and the device's maximum depth (`max_depth`, on
  * every row of it).
  */
-export function queueDepthSql(correlated: string, cap: number): string {
+export function queueDepthSql(correlated: string, cap: number, oneDevice = false): string {
   return `WITH ev AS (
     SELECT capture_id, device, launch_ns AS t, 1 AS d FROM (${correlated}) WHERE launch_ns IS NOT NULL
     UNION ALL SELECT capture_id, device, end_ns AS t, -1 AS d FROM (${correlated}) WHERE launch_ns IS NOT NULL
   ),
   c AS (SELECT capture_id, device, t, sum(d) OVER o AS depth, lead(t) OVER o AS nt FROM ev
-    WINDOW o AS (PARTITION BY capture_id, device ORDER BY t, d ROWS UNBOUNDED PRECEDING)),
+    WINDOW o AS (${partitionBy(oneDevice)}ORDER BY t, d ROWS UNBOUNDED PRECEDING)),
   m AS (SELECT capture_id, device, max(depth) AS max_depth FROM c GROUP BY ALL)
   SELECT c.capture_id, c.device, least(c.depth, ${sqlInt(cap)})::BIGINT AS depth, sum(c.nt - c.t)::BIGINT AS ns, any_value(m.max_depth)::BIGINT AS max_depth
   FROM c JOIN m ON m.capture_id = c.capture_id AND m.device = c.device

@@ -17,27 +17,27 @@
  * row's end, [max(start_j, pm_j), end_j)), then one range join of the pieces
  * of different devices, summing their intersections: |busy_a n busy_b|.
  */
-import { EARLIER_ROWS, prevEndMax } from './intervals';
+import { EARLIER_ROWS, partitionBy, partitionColumns, prevEndMax } from './intervals';
 import { SUBMISSION_KEY } from './selection';
 
 const DEV = 'capture_id, device';
 
 /** Union length per device of a relation of (capture_id, device, start_ns, end_ns) rows: rows `capture_id`, `device`, `len`. */
-function unionLengthByDevice(relation: string): string {
+function unionLengthByDevice(relation: string, oneDevice: boolean): string {
   return `SELECT ${DEV}, sum(greatest(0, end_ns - greatest(start_ns, coalesce(pm, start_ns))))::BIGINT AS len
-    FROM (SELECT ${DEV}, start_ns, end_ns, ${prevEndMax(DEV)} AS pm FROM ${relation}) GROUP BY ${DEV}`;
+    FROM (SELECT ${DEV}, start_ns, end_ns, ${prevEndMax(partitionColumns(oneDevice))} AS pm FROM ${relation}) GROUP BY ${DEV}`;
 }
 
 /**
  * SQL of each device's overlap numbers: one row per (capture_id, device)
  * with rows in the selection (see `OVERLAP_DEVICE_SHAPE`); a device with
- * none has no row.
+ * none has no row. `oneDevice`: the selection is one device's (see `partitionBy`).
  */
-export function overlapDeviceSql(selection: string): string {
+export function overlapDeviceSql(selection: string, oneDevice = false): string {
   const contribution = 'greatest(0, end_ns - greatest(start_ns, coalesce(pm, start_ns)))';
   return `WITH w AS (
     SELECT ${DEV}, start_ns, end_ns, queue, submission_id, rowid_key, max(end_ns) OVER w AS pm, lead(start_ns) OVER w AS next_start
-    FROM (${selection}) WINDOW w AS (PARTITION BY ${DEV} ${EARLIER_ROWS})
+    FROM (${selection}) WINDOW w AS (${partitionBy(oneDevice)}${EARLIER_ROWS})
   ),
   stats AS MATERIALIZED (
     SELECT ${DEV}, count(*) AS n, coalesce(sum(end_ns - start_ns), 0) AS sum_dur, coalesce(sum(${contribution}), 0) AS busy,
@@ -49,27 +49,27 @@ export function overlapDeviceSql(selection: string): string {
   multi AS (SELECT ${DEV}, start_ns, least(end_ns, pm) AS end_ns FROM ov WHERE pm > start_ns),
   si AS (
     SELECT ${DEV}, queue, submission_id, rowid_key, start_ns, end_ns,
-      max(end_ns) OVER (PARTITION BY ${DEV}, ${SUBMISSION_KEY} ${EARLIER_ROWS}) AS spm
+      max(end_ns) OVER (${partitionBy(oneDevice, SUBMISSION_KEY)}${EARLIER_ROWS}) AS spm
     FROM ov
   ),
   sil AS (
     SELECT ${DEV}, queue, submission_id, rowid_key, start_ns, end_ns,
-      sum(CASE WHEN spm IS NULL OR spm < start_ns THEN 1 ELSE 0 END) OVER (PARTITION BY ${DEV}, ${SUBMISSION_KEY} ORDER BY start_ns, end_ns ROWS UNBOUNDED PRECEDING) AS island
+      sum(CASE WHEN spm IS NULL OR spm < start_ns THEN 1 ELSE 0 END) OVER (${partitionBy(oneDevice, SUBMISSION_KEY)}ORDER BY start_ns, end_ns ROWS UNBOUNDED PRECEDING) AS island
     FROM si
   ),
   isl AS (SELECT ${DEV}, min(start_ns) AS start_ns, max(end_ns) AS end_ns FROM sil GROUP BY ${DEV}, ${SUBMISSION_KEY}, island),
-  iw AS (SELECT ${DEV}, start_ns, end_ns, ${prevEndMax(DEV)} AS pm FROM isl),
+  iw AS (SELECT ${DEV}, start_ns, end_ns, ${prevEndMax(partitionColumns(oneDevice))} AS pm FROM isl),
   cross_sub AS (SELECT ${DEV}, start_ns, least(end_ns, pm) AS end_ns FROM iw WHERE pm > start_ns),
   ev AS (SELECT ${DEV}, start_ns AS t, 1 AS d FROM ov UNION ALL SELECT ${DEV}, end_ns AS t, -1 AS d FROM ov),
-  inflight AS (SELECT ${DEV}, max(c) AS m FROM (SELECT ${DEV}, sum(d) OVER (PARTITION BY ${DEV} ORDER BY t, d ROWS UNBOUNDED PRECEDING) AS c FROM ev) GROUP BY ${DEV})
+  inflight AS (SELECT ${DEV}, max(c) AS m FROM (SELECT ${DEV}, sum(d) OVER (${partitionBy(oneDevice)}ORDER BY t, d ROWS UNBOUNDED PRECEDING) AS c FROM ev) GROUP BY ${DEV})
   SELECT s.capture_id, s.device, s.n::BIGINT AS dispatches, s.sum_dur::BIGINT AS sum_dur_ns, s.busy::BIGINT AS busy_ns,
     coalesce(m.len, 0)::BIGINT AS multi_inflight_ns,
     coalesce(x.len, 0)::BIGINT AS cross_submission_inflight_ns,
     coalesce(len(s.ov_list), 0)::BIGINT AS overlapping_dispatches,
     greatest(1, coalesce(i.m, 1))::BIGINT AS max_in_flight
   FROM stats s
-    LEFT JOIN (${unionLengthByDevice('multi')}) m ON m.capture_id = s.capture_id AND m.device = s.device
-    LEFT JOIN (${unionLengthByDevice('cross_sub')}) x ON x.capture_id = s.capture_id AND x.device = s.device
+    LEFT JOIN (${unionLengthByDevice('multi', oneDevice)}) m ON m.capture_id = s.capture_id AND m.device = s.device
+    LEFT JOIN (${unionLengthByDevice('cross_sub', oneDevice)}) x ON x.capture_id = s.capture_id AND x.device = s.device
     LEFT JOIN inflight i ON i.capture_id = s.capture_id AND i.device = s.device
   ORDER BY s.capture_id, s.device`;
 }

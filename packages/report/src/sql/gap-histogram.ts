@@ -13,6 +13,7 @@
  * ```
  * Every step is per (capture, device, segment): one query for all devices.
  */
+import { partitionBy } from '@tickwise/analyzer';
 
 /** Columns of {@link gapHistogramSql}'s rows. */
 export const GAP_HISTOGRAM_SHAPE = {
@@ -27,14 +28,15 @@ export const GAP_HISTOGRAM_SHAPE = {
 } as const;
 
 // within one device's segment: the idle between two segments is no gap of either (as the analyzer's gaps() counts)
-const EARLIER = 'PARTITION BY capture_id, device, segment ORDER BY start_ns, end_ns ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING';
+const earlier = (oneDevice: boolean) => `${partitionBy(oneDevice, 'segment')}ORDER BY start_ns, end_ns ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING`;
 
 /**
  * SQL of the histogram rows of every device of `selection` (rows with
  * capture_id, device, submission_id, start_ns, end_ns, segment; gaps within
  * a segment), ordered by capture, device, bucket, between first.
  */
-export function gapHistogramSql(selection: string): string {
+export function gapHistogramSql(selection: string, oneDevice = false): string {
+  const EARLIER = earlier(oneDevice);
   const bucket = `(floor(log2(gap_ns))::INTEGER - CASE WHEN (1::BIGINT << floor(log2(gap_ns))::INTEGER) > gap_ns THEN 1 ELSE 0 END)`;
   return `WITH sel AS (
     SELECT capture_id, device, submission_id, start_ns, end_ns, coalesce(segment, 0) AS segment, row_number() OVER () AS rn FROM (${selection})

@@ -18,6 +18,7 @@
  * for all devices (one sort of the selection, partitioned), not one per
  * device each reading the whole table.
  */
+import { partitionBy } from '@tickwise/analyzer';
 
 /** Columns of {@link timelineIntervalsSql}'s rows. */
 export const TIMELINE_INTERVAL_SHAPE = {
@@ -37,20 +38,21 @@ export const TIMELINE_INTERVAL_SHAPE = {
  * `selection` (rows with capture_id, device, start_ns, end_ns), at most
  * `maxIntervals` (>= 1) per device, ordered by capture, device and start.
  */
-export function timelineIntervalsSql(selection: string, maxIntervals: number): string {
+export function timelineIntervalsSql(selection: string, maxIntervals: number, oneDevice = false): string {
+  const part = partitionBy(oneDevice);
   if (!Number.isSafeInteger(maxIntervals) || maxIntervals < 1) throw new RangeError(`maxIntervals must be a whole number >= 1, got ${maxIntervals}`);
   return `WITH w AS (
     SELECT capture_id, device, start_ns, end_ns, row_number() OVER o AS rn,
       max(end_ns) OVER (o ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pm,
-      count(*) OVER d AS n, max(end_ns) OVER d AS last_end
+      count(*) OVER (${part}) AS n, max(end_ns) OVER (${part}) AS last_end
     FROM (${selection})
-    WINDOW o AS (PARTITION BY capture_id, device ORDER BY start_ns, end_ns), d AS (PARTITION BY capture_id, device)
+    WINDOW o AS (${part}ORDER BY start_ns, end_ns)
   ),
   blocks AS (
     SELECT capture_id, device, rn, start_ns, start_ns - pm AS gap_ns,
       coalesce(lead(pm) OVER b, last_end) AS end_ns, coalesce(lead(rn) OVER b, n + 1) - rn AS dispatches
     FROM w WHERE pm IS NULL OR start_ns > pm
-    WINDOW b AS (PARTITION BY capture_id, device ORDER BY rn)
+    WINDOW b AS (${part}ORDER BY rn)
   ),
   t AS (
     SELECT capture_id, device, count(*) AS raw_blocks, max(gap_ns, ${maxIntervals})[${maxIntervals}] AS merge_ns FROM blocks GROUP BY capture_id, device
@@ -58,7 +60,7 @@ export function timelineIntervalsSql(selection: string, maxIntervals: number): s
   m AS (
     SELECT b.*, t.merge_ns, t.raw_blocks,
       sum(CASE WHEN b.gap_ns IS NULL OR t.merge_ns IS NULL OR b.gap_ns > t.merge_ns THEN 1 ELSE 0 END)
-        OVER (PARTITION BY b.capture_id, b.device ORDER BY b.rn ROWS UNBOUNDED PRECEDING) AS interval_id
+        OVER (${oneDevice ? '' : 'PARTITION BY b.capture_id, b.device '}ORDER BY b.rn ROWS UNBOUNDED PRECEDING) AS interval_id
     FROM blocks b JOIN t ON t.capture_id = b.capture_id AND t.device = b.device
   )
   SELECT capture_id, device, min(start_ns) AS start_ns, max(end_ns) AS end_ns, sum(end_ns - start_ns)::BIGINT AS busy_ns,
