@@ -19,7 +19,7 @@ import { readOnce } from './read-memo';
 import type { DevicePlan, SelectionOptions } from './selection';
 import { BETWEEN_BUCKET_ROW_SHAPE, GAP_BUCKET_ROW_SHAPE, GAP_ROW_SHAPE, QUEUE_SHAPE, SEGMENT_SPAN_SHAPE } from './shapes';
 import { betweenBucketsSql, gapBucketsSql, gapListSql, idleBreakdownSql, segmentSpansSql, type GapScopeKind } from './sql/gaps';
-import { deviceKey, groupBy, rowsOfBatches } from './group';
+import { deviceKey, groupBy, rowsOfBatches, type DeviceBatch } from './group';
 import { devicesOnlySql } from './sql/selection';
 import { correlatedWorkSql, DEFAULT_WORK, hostWorkCountSql, LAUNCH_CALL_PREDICATE, WorkSet, workRowsSql } from './sql/work';
 
@@ -279,22 +279,21 @@ export async function gaps(store: Store, opts: GapsOptions = {}): Promise<GapsRe
   // the idle breakdown of the devices whose capture has launch calls (no launch call, no correlation: null, no query)
   const launching = await capturesWithLaunchCalls(store);
   const linkedDevices = plan.devices.filter((d) => launching.has(d.capture_id));
-  const bd = (await rowsOfBatches(linkedDevices, (b) => store.query(BREAKDOWN_ROW_SHAPE, idleBreakdownSql(b.length === 1
-    ? correlatedWorkSql(plan.spec, { capture_id: b[0]!.capture_id, device: b[0]!.device, queue: null }, work)
-    : devicesOnlySql(correlatedWorkSql(plan.spec, undefined, work), b, n), kernelWait, b.length === 1)))) as BreakdownRow[];
+  const bd = (await rowsOfBatches(linkedDevices, n, (b) => store.query(BREAKDOWN_ROW_SHAPE,
+    idleBreakdownSql(b.select((sc) => correlatedWorkSql(plan.spec, sc, work), correlatedWorkSql(plan.spec, undefined, work)), kernelWait, b.oneDevice)))) as BreakdownRow[];
   const bdByDevice = groupBy(bd, deviceKey);
   const bdOf = (d: DevicePlan) => bdByDevice.get(deviceKey(d)) ?? [];
 
   // the window statements: one per device when there are few, else one for all (see deviceBatches)
-  const selectionOf = (b: readonly DevicePlan[]) => (b.length === 1 ? workRowsSql(plan.spec, { capture_id: b[0]!.capture_id, device: b[0]!.device, queue: null }, work) : devicesOnlySql(all, b, n));
+  const selectionOf = (b: DeviceBatch) => b.select((sc) => workRowsSql(plan.spec, sc, work), all);
   /** Scopes of one kind over the given devices: three statements (or three per device, for a few). */
   const scopesOf = async (by: GapScopeKind, devices: readonly DevicePlan[], single: (d: DevicePlan) => boolean) => {
     if (devices.length === 0) return { rows: new Map<string, BucketRow[]>(), spans: new Map<string, SpanRow[]>(), general: new Map<string, BetweenRow[]>() };
-    const rows = byScope(await rowsOfBatches(devices, (b) => store.query(GAP_BUCKET_ROW_SHAPE, gapBucketsSql(selectionOf(b), threshold, by, b.length === 1))));
+    const rows = byScope(await rowsOfBatches(devices, n, (b) => store.query(GAP_BUCKET_ROW_SHAPE, gapBucketsSql(selectionOf(b), threshold, by, b.oneDevice))));
     const rowsByDevice = groupBy([...rows], ([, r]) => deviceKey(r[0]!));
     const spans = byScope(await store.query(SEGMENT_SPAN_SHAPE, segmentSpansSql(devicesOnlySql(all, devices, n), by)));
     const needing = devices.filter((d) => [...(rowsByDevice.get(deviceKey(d)) ?? [])].some(([, r]) => needsSpans(r, single(d), forceSpans)));
-    const general = byScope(await rowsOfBatches(needing, (b) => store.query(BETWEEN_BUCKET_ROW_SHAPE, betweenBucketsSql(selectionOf(b), threshold, by, b.length === 1))));
+    const general = byScope(await rowsOfBatches(needing, n, (b) => store.query(BETWEEN_BUCKET_ROW_SHAPE, betweenBucketsSql(selectionOf(b), threshold, by, b.oneDevice))));
     return { rows, spans, general };
   };
   const one = (d: DevicePlan) => queues(d).length <= 1;

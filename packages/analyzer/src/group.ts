@@ -4,6 +4,8 @@
  * (capture, device) and split its rows here.
  */
 
+import { devicesOnlySql, type Scope } from './sql/selection';
+
 /** Rows grouped by a key, each group in row order. */
 export function groupBy<R>(rows: Iterable<R>, key: (r: R) => string): Map<string, R[]> {
   const by = new Map<string, R[]>();
@@ -42,9 +44,31 @@ export function deviceBatches<D>(devices: readonly D[]): (readonly D[])[] {
   return devices.length <= SCOPED_STATEMENTS_UP_TO ? devices.map((d) => [d]) : devices.length === 0 ? [] : [devices];
 }
 
-/** The rows of `run` over every batch of {@link deviceBatches}, in batch order. */
-export async function rowsOfBatches<D, R>(devices: readonly D[], run: (batch: readonly D[]) => Promise<readonly R[]>): Promise<R[]> {
+/** One statement's devices (see {@link deviceBatches}). */
+export interface DeviceBatch {
+  /** A single device: its rows are read scoped to it and its windows are not partitioned by device. */
+  readonly oneDevice: boolean;
+  /**
+   * The batch's rows: `scoped(scope)` for a single device, else `all` (the
+   * selection of all `total` devices) narrowed to the batch's devices.
+   */
+  select(scoped: (scope: Scope) => string, all: string): string;
+}
+
+/**
+ * The rows of `run` over every batch of {@link deviceBatches}, in batch
+ * order. `total`: how many devices the callers' whole selection reads.
+ */
+export async function rowsOfBatches<D extends { readonly capture_id: number; readonly device: number }, R>(
+  devices: readonly D[], total: number, run: (batch: DeviceBatch) => Promise<readonly R[]>,
+): Promise<R[]> {
   const out: R[] = [];
-  for (const batch of deviceBatches(devices)) for (const r of await run(batch)) out.push(r);
+  for (const ds of deviceBatches(devices)) {
+    const batch: DeviceBatch = {
+      oneDevice: ds.length === 1,
+      select: (scoped, all) => (ds.length === 1 ? scoped({ capture_id: ds[0]!.capture_id, device: ds[0]!.device, queue: null }) : devicesOnlySql(all, ds, total)),
+    };
+    for (const r of await run(batch)) out.push(r);
+  }
   return out;
 }

@@ -8,7 +8,7 @@ import { planAnalysis } from './plan';
 import type { SelectionOptions } from './selection';
 import { BUSY_SHAPE, KERNEL_ROW_SHAPE } from './shapes';
 import { busyUnionSql, kernelStatsSql } from './sql/kernels';
-import { devicesOnlySql, selectionSql } from './sql/selection';
+import { selectionSql } from './sql/selection';
 
 /** One kernel on one device. */
 export interface KernelStat {
@@ -42,9 +42,8 @@ export async function kernelStats(store: Store, opts: SelectionOptions = {}): Pr
   // two statements for all devices, not two per device (each reading the whole dispatches table); the busy
   // union's window one per device for a few (see deviceBatches)
   const sel = selectionSql(plan.spec);
-  const busyOf = new Map((await rowsOfBatches(plan.devices, (b) => store.query(BUSY_SHAPE, busyUnionSql(b.length === 1
-    ? selectionSql(plan.spec, { capture_id: b[0]!.capture_id, device: b[0]!.device, queue: null })
-    : devicesOnlySql(sel, b, plan.devices.length), b.length === 1)))).map((r) => [deviceKey(r), r.busy_ns]));
+  const busyOf = new Map((await rowsOfBatches(plan.devices, plan.devices.length, (b) => store.query(BUSY_SHAPE,
+    busyUnionSql(b.select((sc) => selectionSql(plan.spec, sc), sel), b.oneDevice)))).map((r) => [deviceKey(r), r.busy_ns]));
   const rowsOf = byDevice(await store.query(KERNEL_ROW_SHAPE, kernelStatsSql(sel)));
   const devices: KernelStatsResult['devices'][number][] = [];
   const kernels: KernelStat[] = [];

@@ -22,7 +22,7 @@ import type { RowOf, Shape, Store } from '@tickwise/store';
 import { TickwiseError, quantileSorted } from '@tickwise/time';
 import { analyzerMessages } from './messages';
 import { planAnalysis } from './plan';
-import { byDevice, deviceKey, rowsOfBatches } from './group';
+import { byDevice, deviceKey, rowsOfBatches, type DeviceBatch } from './group';
 import { isSharedDomain, whereLabel, type DevicePlan, type SelectionOptions } from './selection';
 import { LAUNCH_GROUP_SHAPE, NPU_COMMAND_SHAPE, SUBMIT_LATENCY_SHAPE } from './launch-shapes';
 import { kernelGlobSql } from './sql/cost';
@@ -192,14 +192,14 @@ const NO_CORRELATION_ROWS = {
 /** Every device's launch correlation: four statements for all devices (the last three over the devices with linked rows only; the window ones per device for a few: see deviceBatches). */
 async function launchCorrelations(store: Store, spec: Parameters<typeof launchRowsSql>[0], devices: readonly DevicePlan[]): Promise<LaunchCorrelation[]> {
   const all = correlatedWorkSql(spec, undefined, 'kernels');
-  const batchOf = (b: readonly DevicePlan[]) => (b.length === 1 ? correlatedWorkSql(spec, { capture_id: b[0]!.capture_id, device: b[0]!.device, queue: null }, 'kernels') : devicesOnlySql(all, b, devices.length));
-  const totals = new Map((await rowsOfBatches(devices, (b) => store.query(LAUNCH_CORRELATION_SHAPE, launchCorrelationSql(batchOf(b), b.length === 1)))).map((r) => [deviceKey(r), r]));
+  const batchOf = (b: DeviceBatch) => b.select((sc) => correlatedWorkSql(spec, sc, 'kernels'), all);
+  const totals = new Map((await rowsOfBatches(devices, devices.length, (b) => store.query(LAUNCH_CORRELATION_SHAPE, launchCorrelationSql(batchOf(b), b.oneDevice)))).map((r) => [deviceKey(r), r]));
   const linked = devices.filter((d) => (totals.get(deviceKey(d))?.linked ?? 0) > 0);
   const rel = devicesOnlySql(all, linked, devices.length);
   const perDevice = async <S extends Shape & { capture_id: 'number'; device: 'number' }>(shape: S, sql: string) => (linked.length === 0 ? new Map<string, RowOf<S>[]>() : byDevice(await store.query(shape, sql)));
   const apis = await perDevice(LAUNCH_API_SHAPE, launchApisSql(rel));
   const perKernel = await perDevice(LAUNCH_KERNEL_SHAPE, launchesPerKernelSql(rel, 10));
-  const depths = byDevice(await rowsOfBatches(linked, (b) => store.query(QUEUE_DEPTH_SHAPE, queueDepthSql(batchOf(b), QUEUE_DEPTH_CAP, b.length === 1))));
+  const depths = byDevice(await rowsOfBatches(linked, devices.length, (b) => store.query(QUEUE_DEPTH_SHAPE, queueDepthSql(batchOf(b), QUEUE_DEPTH_CAP, b.oneDevice))));
   return devices.map((dev) => {
     const key = deviceKey(dev);
     const t = totals.get(key) ?? NO_CORRELATION_ROWS;
@@ -274,9 +274,8 @@ export async function launches(store: Store, opts: LaunchesOptions = {}): Promis
   // every device from a fixed number of statements, not several per device (for a few devices, the heavy ones
   // per device: see deviceBatches)
   const groups: LaunchGroup[] = [];
-  const raw = byDevice(await rowsOfBatches(plan.devices, (b) => store.query(LAUNCH_GROUP_SHAPE, launchGroupsSql(b.length === 1
-    ? launchRowsSql(plan.spec, { capture_id: b[0]!.capture_id, device: b[0]!.device, queue: null }, glob)
-    : devicesOnlySql(launchRowsSql(plan.spec, undefined, glob), b, plan.devices.length), opts.rowsPerDispatch))));
+  const raw = byDevice(await rowsOfBatches(plan.devices, plan.devices.length, (b) => store.query(LAUNCH_GROUP_SHAPE,
+    launchGroupsSql(b.select((sc) => launchRowsSql(plan.spec, sc, glob), launchRowsSql(plan.spec, undefined, glob)), opts.rowsPerDispatch))));
   const correlation = await launchCorrelations(store, plan.spec, plan.devices);
   const submitted = await submitLatencies(store, plan.spec, plan.devices, opts.slowestSubmissions ?? LAUNCH_DEFAULTS.slowestSubmissions);
   const latency: SubmitLatency[] = [];

@@ -17,7 +17,6 @@ import { planAnalysis } from './plan';
 import { isSharedDomain, whereLabel, type DevicePlan, type SelectionOptions } from './selection';
 import { rowsOfBatches } from './group';
 import { OVERLAP_DEVICE_SHAPE, PAIR_OVERLAP_SHAPE } from './shapes';
-import { devicesOnlySql } from './sql/selection';
 import { busyPiecesSql, overlapDeviceSql, pairOverlapsSql } from './sql/overlap';
 import { DEFAULT_WORK, hostWorkCountSql, WorkSet, workRowsSql } from './sql/work';
 
@@ -118,9 +117,8 @@ export async function overlap(store: Store, opts: OverlapOptions = {}): Promise<
   }
   // every device's own numbers from one statement, or one each for a few (see deviceBatches); a device with no rows selected has no row: zeros
   const none = { dispatches: 0, busy_ns: 0n, multi_inflight_ns: 0n, cross_submission_inflight_ns: 0n, max_in_flight: 0, sum_dur_ns: 0n };
-  const own = new Map((await rowsOfBatches(plan.devices, (b) => store.query(OVERLAP_DEVICE_SHAPE, overlapDeviceSql(b.length === 1
-    ? workRowsSql(plan.spec, { capture_id: b[0]!.capture_id, device: b[0]!.device, queue: null }, work)
-    : devicesOnlySql(workRowsSql(plan.spec, undefined, work), b, plan.devices.length), b.length === 1)))).map((r) => [`${r.capture_id}:${r.device}`, r]));
+  const own = new Map((await rowsOfBatches(plan.devices, plan.devices.length, (b) => store.query(OVERLAP_DEVICE_SHAPE,
+    overlapDeviceSql(b.select((sc) => workRowsSql(plan.spec, sc, work), workRowsSql(plan.spec, undefined, work)), b.oneDevice)))).map((r) => [`${r.capture_id}:${r.device}`, r]));
   const devices: DeviceOverlap[] = [];
   for (const d of plan.devices) {
     const base = own.get(`${d.capture_id}:${d.device}`) ?? none;

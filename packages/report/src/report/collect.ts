@@ -14,7 +14,7 @@
  * ```
  */
 import {
-  byDevice, DEFAULT_GAP_THRESHOLD_NS, deviceKey, devicesOnlySql, gaps, rowsOfBatches, gemmShapeFromName, kernelStats, overlap, planAnalysis, planSources,
+  byDevice, DEFAULT_GAP_THRESHOLD_NS, deviceKey, gaps, rowsOfBatches, type DeviceBatch, gemmShapeFromName, kernelStats, overlap, planAnalysis, planSources,
   provenanceLines, rowGroupCost, runChecks, segments, selectionSql, type Finding, type IdleBreakdown,
 } from '@tickwise/analyzer';
 import type { Store } from '@tickwise/store';
@@ -136,9 +136,8 @@ export async function collectReport(store: Store, opts: ReportOptions = {}): Pro
   const intervals: TimelineInterval[] = [];
   const aggregation: ReportData['timeline']['aggregation'][number][] = [];
   // one statement for all devices, or one each for a few (see deviceBatches)
-  const scoped = (spec: typeof plan.spec, b: readonly { capture_id: number; device: number }[]) =>
-    (b.length === 1 ? selectionSql(spec, { capture_id: b[0]!.capture_id, device: b[0]!.device, queue: null }) : devicesOnlySql(selectionSql(spec), b, plan.devices.length));
-  const timelineRows = byDevice(await rowsOfBatches(devices, (b) => store.query(TIMELINE_INTERVAL_SHAPE, timelineIntervalsSql(scoped(plan.spec, b), maxIntervals, b.length === 1))));
+  const scoped = (spec: typeof plan.spec, b: DeviceBatch) => b.select((sc) => selectionSql(spec, sc), selectionSql(spec));
+  const timelineRows = byDevice(await rowsOfBatches(devices, devices.length, (b) => store.query(TIMELINE_INTERVAL_SHAPE, timelineIntervalsSql(scoped(plan.spec, b), maxIntervals, b.oneDevice))));
   for (const d of devices) {
     const rows = timelineRows.get(deviceKey(d)) ?? [];
     for (const r of rows) intervals.push({ label: d.label, start_ns: r.start_ns, end_ns: r.end_ns, busy_ns: r.busy_ns, dispatches: r.dispatches, blocks: r.blocks });
@@ -162,7 +161,7 @@ export async function collectReport(store: Store, opts: ReportOptions = {}): Pro
   // over the segments the Devices table counts, so the two agree: `steady` over every device reads each one that
   // repeats steady and each other one whole (its steady_choice); all devices in one query
   const histogramPlan = await planAnalysis(store, { segment: steadyWhereItCan });
-  const histogramRows = byDevice(await rowsOfBatches(devices, (b) => store.query(GAP_HISTOGRAM_SHAPE, gapHistogramSql(scoped(histogramPlan.spec, b), b.length === 1))));
+  const histogramRows = byDevice(await rowsOfBatches(devices, devices.length, (b) => store.query(GAP_HISTOGRAM_SHAPE, gapHistogramSql(scoped(histogramPlan.spec, b), b.oneDevice))));
   const histogram: HistogramBar[] = [];
   for (const d of devices) {
     for (const h of histogramRows.get(deviceKey(d)) ?? []) {
