@@ -7,12 +7,18 @@
  * submission, repetitions; two captures. Counted statements on a real
  * DuckDB, no timing.
  */
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Store } from '@tickwise/store';
 import { gaps, kernelStats, launches, overlap, segments } from '@tickwise/analyzer';
-import { tmp } from './checks-helpers';
+import { ROOT, tickwise, tmp } from './checks-helpers';
+
+const REAL = join(ROOT, '../shared/fixtures/external/chrome-trace');
+const TRACELENS_4GPU = join(REAL, 'hpctraining_tracefusion_merged_nccl_only.json.gz');
+const HTA_STEPS = join(REAL, 'hta_trace_diff_control.json.gz');
+const HAVE_REAL = existsSync(TRACELENS_4GPU) && existsSync(HTA_STEPS);
+if (!HAVE_REAL) console.warn(`many-devices-analyses: the real-trace case is skipped: ${REAL} lacks its fixtures`);
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -134,5 +140,40 @@ describe('many devices: analyses', () => {
     expect(plain(kb.value.devices.find((d) => d.capture_id === 2 && d.device === 7))).toEqual(plain(k7.devices[0]));
     await few.store.close();
     await many.store.close();
+  }, 120_000);
+});
+
+describe('many devices: real traces', () => {
+  // 9 devices (TraceLens' 4-GPU merge twice, HTA's trace with profiler steps and launch calls): above
+  // SCOPED_STATEMENTS_UP_TO, so all devices are read by one partitioned statement; each device alone by scoped ones.
+  // (Not overlap: the two merges are each on a clock of their own, so no pair across them compares.)
+  it.skipIf(!HAVE_REAL)('each device of one partitioned statement equals that device read alone (gaps, kernels, launches)', async () => {
+    const dir = tmp('tickwise-many-analyses-real-');
+    dirs.push(dir);
+    const db = join(dir, 'real.duckdb');
+    for (const f of [TRACELENS_4GPU, TRACELENS_4GPU, HTA_STEPS]) expect(tickwise(['import', f, '--db', db]).status).toBe(0);
+    const s = await Store.open(db, { readOnly: true });
+    try {
+      for (const opts of [{}, { segment: 'steady' }]) {
+        const g = await gaps(s, opts);
+        const k = await kernelStats(s, opts);
+        const l = await launches(s, opts);
+        expect(k.devices).toHaveLength(9);
+        expect(l.launch_correlation.some((c) => c.linked > 0)).toBe(true);
+        for (const { capture_id: c, device: d } of [k.devices[0]!, k.devices[5]!, k.devices[8]!]) {
+          const mine = <T extends { capture_id: number; device: number }>(xs: readonly T[]) => xs.filter((x) => x.capture_id === c && x.device === d);
+          // alone, `steady` is refused for a device with one segment: read it whole, as `steady` over all devices does
+          const repeats = (await segments(s)).devices.find((x) => x.capture_id === c && x.device === d)!.segments.length > 1;
+          const one = { ...opts, ...(repeats ? {} : { segment: 'all' }), captureId: c, device: d };
+          expect(plain(mine(g.scopes))).toEqual(plain((await gaps(s, one)).scopes));
+          expect(plain(mine(k.kernels))).toEqual(plain((await kernelStats(s, one)).kernels));
+          const lone = await launches(s, one);
+          expect(plain(mine(l.groups))).toEqual(plain(lone.groups));
+          expect(plain(mine(l.launch_correlation))).toEqual(plain(lone.launch_correlation));
+        }
+      }
+    } finally {
+      await s.close();
+    }
   }, 120_000);
 });
