@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -88,6 +88,42 @@ describe('start-up loads only what the verb needs', () => {
     expect(r.rc).toBe(0);
     expect(r.urls.some((u) => u.includes('duckdb'))).toBe(true);
     expect(r.urls.filter((u) => /vega/.test(u))).toEqual([]);
+  });
+
+  it('only the notebook runner loads the chart libraries: every other verb\'s module, a Perfetto export and a report run leave them out', () => {
+    const work = mkdtempSync(join(tmpdir(), 'tickwise-loads-'));
+    try {
+      // the build bundles vega: a loaded chunk holds it when esbuild's module comments name it (or node_modules does)
+      const charts = (r: { urls: string[] }) => r.urls.some((u) => /vega/.test(u) || (u.startsWith('file:') && u.endsWith('.mjs')
+        && /^\/\/ node_modules\/\S*vega/m.test(readFileSync(new URL(u), 'utf8'))));
+      for (const v of VERBS) {
+        if (v.name === 'notebook') continue;
+        const r = loads([v.name, '--help']);
+        expect(r.rc, v.name).toBe(0);
+        expect(charts(r), v.name).toBe(false);
+      }
+      // (the export and the report share their package with the notebook runner: both once loaded vega-lite's
+      // compiler, ~0.2 s of start-up; the report inlines the chart libraries' files as text, it does not run them)
+      const out = join(work, 'trace.json');
+      const r = loads(['export', sample, '--format', 'perfetto-json', '--out', out]);
+      expect(r.rc).toBe(0);
+      expect(r.urls.some((u) => u.includes('duckdb'))).toBe(true);
+      expect(charts(r)).toBe(false);
+      expect((JSON.parse(readFileSync(out, 'utf8')) as { traceEvents: unknown[] }).traceEvents.length).toBeGreaterThan(100);
+      const html = join(work, 'report.html');
+      const report = loads(['report', sample, '--out', html]);
+      expect(report.rc).toBe(0);
+      expect(charts(report)).toBe(false);
+      expect(readFileSync(html, 'utf8')).toContain('vega-lite');
+      // the check sees vega where it is loaded
+      const db = join(work, 'sample.duckdb');
+      expect(loads(['import', sample, '--db', db]).rc).toBe(0);
+      const nb = loads(['notebook', 'run', join(root, 'notebooks', 'idle-anatomy.md'), '--db', db, '--out', join(work, 'nb.html')]);
+      expect(nb.rc).toBe(0);
+      expect(charts(nb)).toBe(true);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
   });
 });
 

@@ -88,35 +88,75 @@ export function perfettoProcessesSql(opts: PerfettoExportOptions = {}): string {
 }
 
 /**
+ * The fraction of each whole number of microseconds that 0-999 ns make, as
+ * nsToUsDecimal writes it: '' for 0, else '.' and the digits without
+ * trailing zeros ('.5' for 500 ns, '.025' for 25 ns). Looked up by index in
+ * SQL: half the time of building it from the remainder per row.
+ */
+const US_FRACTIONS = Array.from({ length: 1000 }, (_, i) => (i === 0 ? '' : `.${String(i).padStart(3, '0').replace(/0+$/, '')}`));
+
+/** The temporary macro of usDecimalSql (created by buildTables, dropped with its tables). */
+const US_MACRO = 'tw_pf_us';
+const US_MACRO_SQL = `CREATE OR REPLACE TEMP MACRO ${US_MACRO}(x) AS
+  CASE WHEN x >= 0 THEN concat((x // 1000)::VARCHAR, [${US_FRACTIONS.map((t) => `'${t}'`).join(',')}][(x % 1000)::INTEGER + 1])
+    ELSE concat('-', (abs(x::HUGEINT) // 1000)::VARCHAR, [${US_FRACTIONS.map((t) => `'${t}'`).join(',')}][(abs(x::HUGEINT) % 1000)::INTEGER + 1]) END`;
+
+/**
  * SQL: exact decimal microseconds of an integer ns expression (nsToUsDecimal
- * in SQL: trailing zeros of the fraction dropped). Non-negative values take
- * a BIGINT path (HUGEINT arithmetic is ~15x slower); negative ones go through
- * HUGEINT so that -2^63 has an absolute value.
+ * in SQL: trailing zeros of the fraction dropped), through the temporary
+ * macro buildTables creates. Non-negative values take a BIGINT path (HUGEINT
+ * arithmetic is ~15x slower); negative ones go through HUGEINT so that
+ * -2^63 has an absolute value.
  */
 export function usDecimalSql(ns: string): string {
-  const frac = (x: string) => `CASE WHEN ${x} % 1000 = 0 THEN '' ELSE concat('.', rtrim(lpad((${x} % 1000)::VARCHAR, 3, '0'), '0')) END`;
-  const a = `abs((${ns})::HUGEINT)`;
-  return `CASE WHEN (${ns}) >= 0 THEN concat(((${ns}) // 1000)::VARCHAR, ${frac(`(${ns})`)})
-    ELSE concat('-', (${a} // 1000)::VARCHAR, ${frac(a)}) END`;
+  return `${US_MACRO}(${ns})`;
 }
 
-/** SQL: JSON text of an integer (a number up to 2^53, a string beyond), as jsonInteger. */
-function intSql(x: string): string {
-  return `CASE WHEN (${x}) BETWEEN -9007199254740992 AND 9007199254740992 THEN (${x})::VARCHAR ELSE concat('"', (${x})::VARCHAR, '"') END`;
+/** SQL: the integer is a JSON-safe number (within +-2^53: jsonInteger writes it as a number, else as a string). */
+function safeIntSql(x: string): string {
+  return `(${x}) BETWEEN -9007199254740992 AND 9007199254740992`;
 }
 
+/** A field of a slice's args: its key, its SQL, and how it is written. */
 type Field = readonly [key: string, sql: string, type: 'int' | 'str' | 'json' | 'bool'];
 
+type Share = 'none' | 'some' | 'all';
+
+/**
+ * What one scan of a source's drawn rows says about a field: in how many
+ * of them it is set, and (integers) in how many it is a JSON-safe number.
+ * A field set in none is left out of the SQL, one set in all needs no NULL
+ * test, and an integer all safe or all beyond 2^53 needs no range test per
+ * row. Most columns are one or the other (a Kineto trace has no ticks, an
+ * IREE capture all of them; ns since the epoch are all beyond 2^53, line
+ * numbers all below), and the per-row tests were half the export's text
+ * building. The text written is the same either way.
+ */
+export interface FieldProfile {
+  readonly set: Share;
+  readonly safe: Share;
+}
+
+const share = (k: number, n: number): Share => (k === 0 ? 'none' : k === n ? 'all' : 'some');
+
 /** SQL: the parts of a JSON object of the non-NULL fields (as jsonObject writes it), for one concat(). */
-function argsParts(fields: readonly Field[]): string {
-  const part = ([k, e, t]: Field, i: number) => {
+function argsParts(fields: readonly Field[], profiles: readonly FieldProfile[]): string {
+  const kept = fields.map((f, i) => [f, profiles[i]!] as const).filter(([, p]) => p.set !== 'none');
+  if (kept.length === 0) return `'{}'`;
+  // a leading comma is trimmed unless the first field is always there
+  const trim = kept[0]![1].set !== 'all';
+  const part = ([[k, e, t], p]: (typeof kept)[number], i: number) => {
+    const int = p.safe === 'all' ? `(${e})::VARCHAR` : p.safe === 'none' ? `'"', (${e})::VARCHAR, '"'`
+      : `CASE WHEN ${safeIntSql(e)} THEN (${e})::VARCHAR ELSE concat('"', (${e})::VARCHAR, '"') END`;
     // JSON text: a raw line break can only be whitespace between tokens, so it becomes a space (one event per line)
-    const v = t === 'int' ? intSql(e) : t === 'str' ? `to_json((${e})::VARCHAR)::VARCHAR` : t === 'bool' ? `CASE WHEN ${e} THEN 'true' ELSE 'false' END`
+    const v = t === 'int' ? int : t === 'str' ? `to_json((${e})::VARCHAR)::VARCHAR` : t === 'bool' ? `CASE WHEN ${e} THEN 'true' ELSE 'false' END`
       : `translate((${e})::VARCHAR, chr(10) || chr(13), '  ')`;
-    return `CASE WHEN (${e}) IS NULL THEN '' ELSE concat('${i === 0 ? '' : ','}${JSON.stringify(k)}:', ${v}) END`;
+    // the parts of one concat(): a field always set adds its key and value there, others a CASE of their own
+    const text = `'${i === 0 && !trim ? '' : ','}${JSON.stringify(k)}:', ${v}`;
+    return p.set === 'all' ? text : `CASE WHEN (${e}) IS NULL THEN '' ELSE concat(${text}) END`;
   };
-  // the first field of each kind is always present (kernel/submission_id/kind... may be NULL, so a leading comma is trimmed)
-  return `'{', ltrim(concat(${fields.map((f) => part(f, 1)).join(', ')}), ','), '}'`;
+  const body = kept.map(part).join(', ');
+  return trim ? `'{', ltrim(concat(${body}), ','), '}'` : `'{', ${body}, '}'`;
 }
 
 const TIME_FIELDS: readonly Field[] = [['start_ns', 'start_ns', 'int'], ['end_ns', 'end_ns', 'int'], ['dur_ns', 'end_ns - start_ns', 'int']];
@@ -143,17 +183,37 @@ const HOST_ARGS: readonly Field[] = [
   ['line', 'line', 'int'], INVALID, ['source', 'args', 'json'],
 ];
 
-/** The slice sources: table, the drawn-row filter, the event's cat and name, its args. */
-export const SOURCES = [
-  { src: 0, table: 'dispatches', cat: `'dispatch'`, name: `coalesce(kernel, 'dispatch')`, args: DISPATCH_ARGS },
-  { src: 1, table: 'submissions', cat: `'submission'`, name: `concat('submission ', coalesce(submission_id::VARCHAR, '?'))`, args: SUBMISSION_ARGS },
-  { src: 2, table: 'host_events', cat: 'kind', name: 'coalesce(name, op, kind)', args: HOST_ARGS },
-] as const;
+/** A slice source: its table, its drawn rows, the event's cat and name, its args. */
+interface Source {
+  readonly src: number;
+  readonly table: string;
+  readonly drawn: string;
+  readonly cat: string;
+  readonly name: string;
+  readonly args: readonly Field[];
+}
 
-/** SQL: the events of one source, one row each, as their JSON text. */
-export function eventsSql(source: (typeof SOURCES)[number]): string {
+/** The slice sources. */
+export const SOURCES: readonly Source[] = [
+  { src: 0, table: 'dispatches', drawn: DISPATCH_DRAWN, cat: `'dispatch'`, name: `coalesce(kernel, 'dispatch')`, args: DISPATCH_ARGS },
+  { src: 1, table: 'submissions', drawn: SUBMISSION_DRAWN, cat: `'submission'`, name: `concat('submission ', coalesce(submission_id::VARCHAR, '?'))`, args: SUBMISSION_ARGS },
+  { src: 2, table: 'host_events', drawn: HOST_DRAWN, cat: 'kind', name: 'coalesce(name, op, kind)', args: HOST_ARGS },
+];
+
+/** Profiles a source's args fields (one aggregate over its drawn rows: a superset of the rows written, so what it rules out holds for them). */
+export async function profileFields(store: Store, source: Source): Promise<FieldProfile[]> {
+  const cols = source.args.flatMap(([, e, t], i) => [`count(${e})::BIGINT AS set_${i}`, ...(t === 'int' ? [`count(*) FILTER (${safeIntSql(e)})::BIGINT AS safe_${i}`] : [])]);
+  const r = (await store.rows(`SELECT count(*)::BIGINT AS n, ${cols.join(', ')} FROM ${source.table} WHERE ${source.drawn}`))[0]!;
+  return source.args.map((_, i) => {
+    const set = Number(r[`set_${i}`]);
+    return { set: share(set, Number(r['n'])), safe: share(Number(r[`safe_${i}`] ?? 0), set) };
+  });
+}
+
+/** SQL: the events of one source, one row each, as their JSON text; `profiles` (profileFields) leave out the tests its rows never need. */
+export function eventsSql(source: Source, profiles: readonly FieldProfile[] = source.args.map(() => ({ set: 'some', safe: 'some' }))): string {
   return `SELECT concat('{"ph":"X","cat":', to_json(${source.cat})::VARCHAR, ',"name":', to_json(${source.name})::VARCHAR, ',"pid":', p.pid, ',"tid":', p.tid,
-      ',"ts":', ${usDecimalSql('start_ns')}, ',"dur":', ${usDecimalSql('end_ns - start_ns')}, ',"args":', ${argsParts(source.args)}, '}') AS ev
+      ',"ts":', ${usDecimalSql('start_ns')}, ',"dur":', ${usDecimalSql('end_ns - start_ns')}, ',"args":', ${argsParts(source.args, profiles)}, '}') AS ev
     FROM tw_pf_pos p JOIN ${source.table} x ON x.rowid = p.sid WHERE p.src = ${source.src}`;
 }
 
@@ -193,12 +253,17 @@ function processName(p: Rec): string {
   return `${kind}${name} · device ${String(p['device'])} · ${captureName(p)} (capture ${String(p['capture_id'])})`;
 }
 
-/** The thread key of a slice (see buildTables); NONE stands for an unknown queue or thread id. */
+/**
+ * The thread key of a slice (see buildTables): pk packs its process, source
+ * kind and host timing (pid, tsrc, host_timed) into one integer, since a
+ * sort on three columns fewer halves the lanes' window; NONE stands for an
+ * unknown queue or thread id.
+ */
 const NONE = '(-9223372036854775807 - 1)';
-const THREAD_KEY = 'pid, tsrc, host_timed, tq, hkind';
+const THREAD_KEY = 'pk, tq, hkind';
 const QNAME = `CASE WHEN tq = ${NONE} THEN 'queue ?' ELSE concat('queue ', tq) END`;
 
-const TEMP = ['tw_pf_proc', 'tw_pf_s', 'tw_pf_lane', 'tw_pf_t', 'tw_pf_pos', 'tw_pf_flow'];
+const TEMP = ['tw_pf_proc', 'tw_pf_s', 'tw_pf_run', 'tw_pf_lane', 'tw_pf_t', 'tw_pf_pos', 'tw_pf_flow'];
 
 /**
  * Writes the store's dispatches, submissions and host events as Chrome
@@ -265,7 +330,8 @@ export async function exportPerfettoJson(store: Store, path: string, opts: Perfe
     ];
     // no displayTimeUnit: older trace processors read "ns" there as the unit of ts (google/perfetto#106)
     const head = `{"otherData":{${other.join(',')}},\n"traceEvents":[\n${meta.join(',\n')}`;
-    const parts = SOURCES.filter((source) => c.some((r) => r.src === source.src)).map((source) => eventsSql(source));
+    const parts: string[] = [];
+    for (const source of SOURCES) if (c.some((r) => r.src === source.src)) parts.push(eventsSql(source, await profileFields(store, source)));
     if (counts.flows > 0) parts.push(FLOWS_SQL);
     if (parts.length > 0) {
       await copyTo(store, parts.join('\nUNION ALL\n'), tmp, `${head}${meta.length ? ',\n' : ''}`, '\n]}\n');
@@ -288,6 +354,7 @@ export async function exportPerfettoJson(store: Store, path: string, opts: Perfe
     throw e;
   } finally {
     for (const t of TEMP) await store.run(`DROP TABLE IF EXISTS ${t}`).catch(() => undefined);
+    await store.run(`DROP MACRO IF EXISTS ${US_MACRO}`).catch(() => undefined);
   }
   return {
     path,
@@ -313,6 +380,7 @@ export async function exportPerfettoJson(store: Store, path: string, opts: Perfe
  */
 async function buildTables(store: Store, procs: Rec[], hostProcs: Rec[], withSubs: boolean, withHost: boolean): Promise<void> {
   for (const t of TEMP) await store.run(`DROP TABLE IF EXISTS ${t}`);
+  await store.run(US_MACRO_SQL);
   await store.run(`CREATE TEMP TABLE tw_pf_proc (capture_id INTEGER, device INTEGER, pid INTEGER)`);
   const procRows: unknown[][] = [
     ...procs.map((p, i) => [Number(p['capture_id']), Number(p['device']), i + 1]),
@@ -352,23 +420,25 @@ async function buildTables(store: Store, procs: Rec[], hostProcs: Rec[], withSub
        WHERE ${HOST_DRAWN.replaceAll(/\b(start_ns|end_ns|valid)\b/g, 'h.$1')})
      WHERE coalesce(dpid, hpid) IS NOT NULL`);
   }
-  // ov: the row starts before an earlier row of its thread key ends (only where lanes apply); next_ov: the next
-  // row does (both from one running max and one lead over one sort; rows without lanes, the host threads, skip the
-  // windows); rid: unique without a window (src in the high bits, the source row id below)
-  const w = `PARTITION BY ${THREAD_KEY} ORDER BY start_ns, end_ns, line`;
+  // one row per slice, keys only (rid: unique without a window: src in the high bits, the source row id below)
   await store.run(`CREATE TEMP TABLE tw_pf_s AS
-    WITH u AS MATERIALIZED (${parts.join('\nUNION ALL\n')})
-    SELECT * EXCLUDE (before, nxt), coalesce(start_ns < before, false) AS ov, coalesce(nxt < greatest(before, end_ns), false) AS next_ov FROM (
-      SELECT (src::BIGINT << 48) + sid::BIGINT AS rid, *,
-        max(end_ns) OVER (${w} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before, lead(start_ns) OVER (${w}) AS nxt
-      FROM u WHERE lanes)
-    UNION ALL
-    SELECT (src::BIGINT << 48) + sid::BIGINT AS rid, *, false, false FROM u WHERE NOT lanes`);
+    SELECT (src::BIGINT << 48) + sid::BIGINT AS rid, pid::BIGINT * 8 + tsrc * 2 + host_timed::INTEGER AS pk, * FROM (${parts.join('\nUNION ALL\n')})`);
 
   // lanes: only the runs of rows that overlap an earlier one of their queue need the greedy partitioning; a run
-  // starts at a row that overlaps nothing before it (every lane is free there, so lane 0), so each run starts afresh
+  // starts at a row that overlaps nothing before it (every lane is free there, so lane 0), so each run starts afresh.
+  // ov: the row starts before an earlier row of its thread key ends; next_ov: the next row does (one running max and
+  // one lead over one sort of the narrow rows; only the rows of runs leave the statement, and only where lanes apply:
+  // the host threads keep their nesting)
   await store.run(`CREATE TEMP TABLE tw_pf_lane (rid BIGINT, lane INTEGER)`);
-  const runs = `SELECT rid, ov, start_ns, end_ns FROM tw_pf_s WHERE ov OR next_ov ORDER BY ${THREAD_KEY}, start_ns, end_ns, line`;
+  const w = `PARTITION BY ${THREAD_KEY} ORDER BY start_ns, end_ns, line`;
+  // (computed in one statement, not a streamed one: DuckDB runs a streamed query's window on fewer threads)
+  await store.run(`CREATE TEMP TABLE tw_pf_run AS SELECT rid, ov, start_ns, end_ns, ${THREAD_KEY}, line FROM (
+      SELECT rid, ${THREAD_KEY}, start_ns, end_ns, line, coalesce(start_ns < before, false) AS ov, coalesce(nxt < greatest(before, end_ns), false) AS next_ov
+      FROM (SELECT rid, ${THREAD_KEY}, start_ns, end_ns, line,
+          max(end_ns) OVER (${w} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before, lead(start_ns) OVER (${w}) AS nxt
+        FROM tw_pf_s WHERE lanes))
+    WHERE ov OR next_ov`);
+  const runs = `SELECT rid, ov, start_ns, end_ns FROM tw_pf_run ORDER BY ${THREAD_KEY}, start_ns, end_ns, line`;
   const laneRows: [bigint, number][] = [];
   let assigner = new LaneAssigner();
   for await (const chunk of store.stream(runs)) {
@@ -387,21 +457,22 @@ async function buildTables(store: Store, procs: Rec[], hostProcs: Rec[], withSub
         WHEN 1 THEN concat(${QNAME}, ' submissions', CASE WHEN host_timed THEN ' · host-timed' ELSE '' END)
         WHEN 2 THEN concat(${QNAME}, ' · ', hkind)
         ELSE CASE WHEN tq = ${NONE} THEN 'thread ?' ELSE concat('thread ', tq) END END AS tname
-    FROM (SELECT s.pid, s.tsrc, s.host_timed, s.tq, s.hkind, coalesce(l.lane, 0) AS lane, min(s.capture_id) AS capture_id, min(s.device) AS device
-      FROM tw_pf_s s LEFT JOIN tw_pf_lane l ON l.rid = s.rid GROUP BY s.pid, s.tsrc, s.host_timed, s.tq, s.hkind, coalesce(l.lane, 0))`);
+    FROM (SELECT s.pk, s.pid, s.tsrc, s.host_timed, s.tq, s.hkind, coalesce(l.lane, 0) AS lane, min(s.capture_id) AS capture_id, min(s.device) AS device
+      FROM tw_pf_s s LEFT JOIN tw_pf_lane l ON l.rid = s.rid GROUP BY s.pk, s.pid, s.tsrc, s.host_timed, s.tq, s.hkind, coalesce(l.lane, 0))`);
   await store.run(`CREATE TEMP TABLE tw_pf_pos AS
     SELECT s.rid, s.src, s.sid, s.pid, t.tid FROM tw_pf_s s LEFT JOIN tw_pf_lane l ON l.rid = s.rid
-      JOIN tw_pf_t t ON t.pid = s.pid AND t.tsrc = s.tsrc AND t.host_timed = s.host_timed AND t.tq = s.tq AND t.hkind = s.hkind
-        AND t.lane = coalesce(l.lane, 0)`);
+      JOIN tw_pf_t t ON t.pk = s.pk AND t.tq = s.tq AND t.hkind = s.hkind AND t.lane = coalesce(l.lane, 0)`);
 
-  // flows: each device slice with a correlation id -> the earliest launch call of its capture carrying that id
+  // flows: each device slice with a correlation id -> the earliest launch call of its capture carrying that id (no
+  // statement over every slice when no launch call has one: an IREE capture has none)
+  const launches = Number(await store.scalar(`SELECT count(launch_corr) FROM tw_pf_s`));
   await store.run(`CREATE TEMP TABLE tw_pf_flow AS
     WITH launch AS (
       SELECT capture_id, launch_corr AS corr, arg_min(rid, start_ns) AS rid, min(start_ns) AS lts FROM tw_pf_s WHERE launch_corr IS NOT NULL GROUP BY capture_id, launch_corr)
     SELECT k.rid AS flow_id, lp.pid AS lpid, lp.tid AS ltid, l.lts, kp.pid AS kpid, kp.tid AS ktid, k.start_ns AS kts
     FROM tw_pf_s k JOIN launch l ON l.capture_id = k.capture_id AND l.corr = k.corr
       JOIN tw_pf_pos lp ON lp.rid = l.rid JOIN tw_pf_pos kp ON kp.rid = k.rid
-    WHERE k.corr IS NOT NULL AND k.src IN (0, 2)`);
+    WHERE k.corr IS NOT NULL AND k.src IN (0, 2)${launches === 0 ? ' AND false' : ''}`);
 }
 
 /** SQL: the flow events of tw_pf_flow, two per flow ("s" at the launch call, "f" binding to the kernel's start), as their JSON text. */
