@@ -432,13 +432,19 @@ async function buildTables(store: Store, procs: Rec[], hostProcs: Rec[], withSub
   await store.run(`CREATE TEMP TABLE tw_pf_lane (rid BIGINT, lane INTEGER)`);
   const w = `PARTITION BY ${THREAD_KEY} ORDER BY start_ns, end_ns, line`;
   // (computed in one statement, not a streamed one: DuckDB runs a streamed query's window on fewer threads)
-  await store.run(`CREATE TEMP TABLE tw_pf_run AS SELECT rid, ov, start_ns, end_ns, ${THREAD_KEY}, line FROM (
+  // pair: the row is one of a run of two, the commonest run (a dispatch starting before the one before it ends):
+  // its first row takes lane 0 and its second, overlapping the first, lane 1, with no JS; LaneAssigner takes the
+  // longer runs (a run's rows are consecutive here, so lag/lead over the run rows see the row's own run)
+  await store.run(`CREATE TEMP TABLE tw_pf_run AS SELECT rid, ov, start_ns, end_ns, ${THREAD_KEY}, line,
+      CASE WHEN ov THEN NOT coalesce(lag(ov) OVER (${w}), false) AND NOT next_ov ELSE NOT coalesce(lead(next_ov) OVER (${w}), false) END AS pair
+    FROM (
       SELECT rid, ${THREAD_KEY}, start_ns, end_ns, line, coalesce(start_ns < before, false) AS ov, coalesce(nxt < greatest(before, end_ns), false) AS next_ov
       FROM (SELECT rid, ${THREAD_KEY}, start_ns, end_ns, line,
           max(end_ns) OVER (${w} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before, lead(start_ns) OVER (${w}) AS nxt
         FROM tw_pf_s WHERE lanes))
     WHERE ov OR next_ov`);
-  const runs = `SELECT rid, ov, start_ns, end_ns FROM tw_pf_run ORDER BY ${THREAD_KEY}, start_ns, end_ns, line`;
+  await store.run(`INSERT INTO tw_pf_lane SELECT rid, 1 FROM tw_pf_run WHERE pair AND ov`);
+  const runs = `SELECT rid, ov, start_ns, end_ns FROM tw_pf_run WHERE NOT pair ORDER BY ${THREAD_KEY}, start_ns, end_ns, line`;
   const laneRows: [bigint, number][] = [];
   let assigner = new LaneAssigner();
   for await (const chunk of store.stream(runs)) {
