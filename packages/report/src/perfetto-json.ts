@@ -28,7 +28,7 @@
  * args say `valid: false` when the store does. Raw ticks and ids ride in
  * `args`, as JSON numbers up to 2^53 and strings beyond.
  */
-import { rename, rm, stat, writeFile } from 'node:fs/promises';
+import { lstat, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { TickwiseError } from '@tickwise/time';
 import { LAUNCH_CALL_PREDICATE } from '@tickwise/analyzer';
 import { QueryError, sqlString, type Store } from '@tickwise/store';
@@ -275,6 +275,10 @@ const TEMP = ['tw_pf_proc', 'tw_pf_s', 'tw_pf_run', 'tw_pf_lane', 'tw_pf_t', 'tw
 export async function exportPerfettoJson(store: Store, path: string, opts: PerfettoExportOptions = {}): Promise<PerfettoExportSummary> {
   const withSubs = opts.submissions !== false;
   const withHost = opts.hostEvents !== false;
+  // a folder at the path is refused before any work (the rename at the end would fail on it)
+  if ((await lstat(path).catch(() => null))?.isDirectory()) {
+    throw new TickwiseError('cannot-write', `${reportMessages.cannotWrite(path, 'it is a folder; give the trace a file name (e.g. trace.json)')} (nothing written)`, { file: path });
+  }
   const procs = await store.rows(perfettoProcessesSql(opts));
   const negative = Number(await store.scalar(
     `SELECT (SELECT count(*) FROM dispatches WHERE valid AND start_ns IS NOT NULL AND end_ns IS NOT NULL AND end_ns < start_ns)
@@ -339,14 +343,14 @@ export async function exportPerfettoJson(store: Store, path: string, opts: Perfe
       await writeFile(tmp, `${head}\n]}\n`);
     }
     bytes = (await stat(tmp)).size;
-    await rename(tmp, path);
+    await putInPlace(tmp, path);
   } catch (e) {
     await rm(tmp, { force: true });
     // a write that failed (full disk, no permission) names the file asked for, not the temporary one
     const text = String((e as Error).message ?? e);
     const writeFailed = e instanceof TickwiseError
       ? e.code === 'cannot-write'
-      : /IO Error|No space|ENOSPC|EACCES|EROFS|EDQUOT|Permission denied|Read-only file system|Could not (write|open)/i.test(text);
+      : /IO Error|No space|ENOSPC|EACCES|EROFS|EDQUOT|EISDIR|ENOTDIR|Permission denied|Read-only file system|Could not (write|open)/i.test(text);
     if (writeFailed) {
       const why = text.replace(`cannot write ${tmp}: `, '').replace(/^query failed: /, '').split(tmp).join(path);
       throw new TickwiseError('cannot-write', `${reportMessages.cannotWrite(path, why)} (nothing written)`, { file: path, cause: e });
@@ -367,6 +371,29 @@ export async function exportPerfettoJson(store: Store, path: string, opts: Perfe
     negative_duration_rows: negative,
     bytes,
   };
+}
+
+/**
+ * Puts the finished file at `path`. A rename over an existing file makes
+ * ext4 (auto_da_alloc) allocate the new file's blocks and start writing
+ * them before the rename returns: 0.15-0.19 s of a 1 M-slice export here
+ * whenever the trace was exported before. So an existing file (not a
+ * folder: renaming onto one fails as before) is moved aside first, the new
+ * one renamed in, and the old one removed; if the second rename fails, the
+ * old file is put back. Between the renames the path is missing for a
+ * moment: a reader then finds no file, never a partial one.
+ */
+async function putInPlace(tmp: string, path: string): Promise<void> {
+  const old = await lstat(path).catch(() => null);
+  const aside = old && !old.isDirectory() ? `${path}.old-${process.pid}` : null;
+  if (aside) await rename(path, aside);
+  try {
+    await rename(tmp, path);
+  } catch (e) {
+    if (aside) await rename(aside, path).catch(() => undefined);
+    throw e;
+  }
+  if (aside) await rm(aside, { force: true });
 }
 
 /**

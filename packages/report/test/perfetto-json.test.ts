@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '@tickwise/store';
-import { NS_PER, decimalToNs } from '@tickwise/time';
+import { NS_PER, TickwiseError, decimalToNs } from '@tickwise/time';
 import { LaneAssigner, exportPerfettoJson, jsonInteger } from '../src/index';
 import { SAMPLE_GPU, sampleStore, tickwise, tmp } from './sample-store';
 
@@ -170,6 +170,16 @@ describe('tickwise export of the sample capture file', () => {
     }
     expect(status).toBe(2);
     expect(stderr).toBe('tickwise: --partition goes with --format parquet\n');
+    // a folder as --out: one line, exit 2 (it was an internal error with a stack trace, exit 70)
+    try {
+      tickwise(['export', SAMPLE_GPU, '--format', 'perfetto-json', '--out', dir]);
+      status = 0;
+    } catch (e) {
+      status = (e as { status: number }).status;
+      stderr = String((e as { stderr: string }).stderr);
+    }
+    expect(status).toBe(2);
+    expect(stderr).toBe(`tickwise: ${dir}: cannot write ${dir}: it is a folder; give the trace a file name (e.g. trace.json) (nothing written)\n`);
   });
 });
 
@@ -195,6 +205,37 @@ describe('perfetto-json export of hand-made rows', () => {
       expect(slices[0]!.args['start_tick']).toBe(big.toString());
       expect(slices[0]!.name).toBe('<script>alert(1)</script> "q"');
       expect(readFileSync(out, 'utf8')).toContain('"ts":1000000.001,"dur":2.499');
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('perfetto-json export onto an existing path', () => {
+  it('replaces an earlier trace (moved aside, not renamed over) and leaves nothing else; onto a folder: cannot-write at once, the folder kept', async () => {
+    const store = await Store.open(':memory:');
+    try {
+      await store.insertRows('captures', ['capture_id', 'path', 'format', 'timeline'], [[1, 'x.jsonl', 'test', 'host_monotonic']]);
+      await store.insertRows('devices', ['capture_id', 'device', 'kind', 'time_base'], [[1, 0, 'gpu', 'host_monotonic']]);
+      await store.insertRows('dispatches', ['capture_id', 'device', 'queue', 'kernel', 'start_ns', 'end_ns', 'dur_ns', 'time_source', 'valid', 'line'], [
+        [1, 0, 0, 'k', 1_000n, 3_500n, 2_500n, 'host_monotonic', true, 1],
+      ]);
+      const dir = tmp();
+      const out = join(dir, 'again.json');
+      writeFileSync(out, 'an older trace');
+      const s = await exportPerfettoJson(store, out);
+      expect(s.dispatch_slices).toBe(1);
+      expect(readFileSync(out, 'utf8')).toContain('"ts":1,"dur":2.5');
+      expect(readdirSync(dir).filter((f) => f.startsWith('again.json'))).toEqual(['again.json']);
+      const folder = join(dir, 'a-folder');
+      mkdirSync(folder);
+      writeFileSync(join(folder, 'kept'), 'x');
+      const err = await exportPerfettoJson(store, folder).then(() => null, (e: unknown) => e);
+      expect(err).toBeInstanceOf(TickwiseError);
+      expect((err as TickwiseError).code).toBe('cannot-write');
+      expect((err as TickwiseError).message).toMatch(/a-folder: it is a folder; give the trace a file name/);
+      expect(readdirSync(folder)).toEqual(['kept']);
+      expect(readdirSync(dir).filter((f) => f.startsWith('a-folder'))).toEqual(['a-folder']);
     } finally {
       await store.close();
     }
