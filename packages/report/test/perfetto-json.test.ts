@@ -183,12 +183,18 @@ describe('tickwise export of the sample capture file', () => {
   });
 });
 
+/** An in-memory store with capture 1 and its GPU 0 on the given time base. */
+async function handMadeStore(timeBase: string): Promise<Store> {
+  const store = await Store.open(':memory:');
+  await store.insertRows('captures', ['capture_id', 'path', 'format', 'timeline'], [[1, 'x.jsonl', 'test', 'host_monotonic']]);
+  await store.insertRows('devices', ['capture_id', 'device', 'kind', 'time_base'], [[1, 0, 'gpu', timeBase]]);
+  return store;
+}
+
 describe('perfetto-json export of hand-made rows', () => {
   it('writes ticks beyond 2^53 as strings, leaves out rows that end before they start, escapes names', async () => {
-    const store = await Store.open(':memory:');
+    const store = await handMadeStore('device_tick_fit');
     try {
-      await store.insertRows('captures', ['capture_id', 'path', 'format', 'timeline'], [[1, 'x.jsonl', 'test', 'host_monotonic']]);
-      await store.insertRows('devices', ['capture_id', 'device', 'kind', 'time_base'], [[1, 0, 'gpu', 'device_tick_fit']]);
       const big = 2n ** 60n + 7n;
       await store.insertRows('dispatches', ['capture_id', 'device', 'queue', 'kernel', 'start_ns', 'end_ns', 'dur_ns', 'start_tick', 'end_tick', 'time_source', 'valid'], [
         [1, 0, 0, '<script>alert(1)</script> "q"', 1_000_000_001n, 1_000_002_500n, 2_499n, big, big + 250n, 'device_tick_fit', true],
@@ -213,10 +219,8 @@ describe('perfetto-json export of hand-made rows', () => {
 
 describe('perfetto-json export onto an existing path', () => {
   it('replaces an earlier trace (moved aside, not renamed over) and leaves nothing else; onto a folder: cannot-write at once, the folder kept', async () => {
-    const store = await Store.open(':memory:');
+    const store = await handMadeStore('host_monotonic');
     try {
-      await store.insertRows('captures', ['capture_id', 'path', 'format', 'timeline'], [[1, 'x.jsonl', 'test', 'host_monotonic']]);
-      await store.insertRows('devices', ['capture_id', 'device', 'kind', 'time_base'], [[1, 0, 'gpu', 'host_monotonic']]);
       await store.insertRows('dispatches', ['capture_id', 'device', 'queue', 'kernel', 'start_ns', 'end_ns', 'dur_ns', 'time_source', 'valid', 'line'], [
         [1, 0, 0, 'k', 1_000n, 3_500n, 2_500n, 'host_monotonic', true, 1],
       ]);
