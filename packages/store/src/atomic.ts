@@ -274,6 +274,8 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
     if (err instanceof TickwiseError) {
       throw new TickwiseError('cannot-write', err.message.replace('write the store', 'write the file').replace('beside the store', 'there').replace('; the store is unchanged', `; ${path} is unchanged`), { file: path, cause: e });
     }
-    throw new TickwiseError('cannot-write', `cannot write: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { file: path, cause: e });
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === 'EISDIR' ? 'it is a folder; give the output a file name' : code ?? (e as Error).message;
+    throw new TickwiseError('cannot-write', `cannot write: ${why}`, { file: path, cause: e });
   }
 }

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TickwiseError } from '@tickwise/time';
-import { Store, storeLockPath, withAtomicStore } from '@tickwise/store';
+import { Store, storeLockPath, withAtomicStore, writeFileAtomic } from '@tickwise/store';
 
 const root = resolve(import.meta.dirname, '../../..');
 const work = mkdtempSync(join(tmpdir(), 'tickwise-atomic-'));
@@ -179,5 +179,23 @@ describe.skipIf(!probe)('withAtomicStore on a nearly full disk', () => {
     } finally {
       unmount(mnt);
     }
+  });
+});
+
+describe('writeFileAtomic', () => {
+  it('replaces a file whole; onto a folder: one clear error naming it, the folder and nothing else left', async () => {
+    const d = mkdtempSync(join(work, 'wfa-'));
+    const file = join(d, 'out.html');
+    writeFileSync(file, 'old');
+    await writeFileAtomic(file, 'new text');
+    expect(readFileSync(file, 'utf8')).toBe('new text');
+    const folder = join(d, 'folder');
+    mkdirSync(folder);
+    const err = await writeFileAtomic(folder, 'x').then(() => null, (e: unknown) => e);
+    expect(err).toBeInstanceOf(TickwiseError);
+    expect((err as TickwiseError).code).toBe('cannot-write');
+    expect((err as TickwiseError).where()).toBe(`${folder}: cannot write: it is a folder; give the output a file name`);
+    expect(readdirSync(d).sort()).toEqual(['folder', 'out.html']);
+    expect(readdirSync(folder)).toEqual([]);
   });
 });
