@@ -8,13 +8,13 @@
  * of the regimes (none, all, some set; all safe, all beyond, mixed), with
  * every fraction of a microsecond, negative times and times beyond 2^53.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Store } from '@tickwise/store';
 import { nsToUsDecimal, seededRng } from '@tickwise/time';
 import { LaneAssigner, SOURCES, exportPerfettoJson, jsonObject, profileFields } from '../src/index';
-import { tmp } from './sample-store';
+import { ROOT, tickwise, tmp } from './sample-store';
 
 const BIG = 2n ** 53n;
 
@@ -35,6 +35,35 @@ function head(cat: string, name: string, line: string, startNs: bigint, endNs: b
   const pid = /"pid":(\d+)/.exec(line)![1];
   const tid = /"tid":(\d+)/.exec(line)![1];
   return `{"ph":"X","cat":${JSON.stringify(cat)},"name":${JSON.stringify(name)},"pid":${pid},"tid":${tid},"ts":${nsToUsDecimal(startNs)},"dur":${nsToUsDecimal(endNs - startNs)},"args":`;
+}
+
+type Row = Record<string, unknown>;
+
+/** The line JavaScript writes for a dispatch row (`line` is the written one, for its pid and tid). */
+function dispatchLine(d: Row, line: string): string {
+  const s = BigInt(d['start_ns'] as bigint);
+  const e = BigInt(d['end_ns'] as bigint);
+  const wg = d['workgroup_count_x'] === null ? null : `${String(d['workgroup_count_x'])}x${String(d['workgroup_count_y'] ?? '?')}x${String(d['workgroup_count_z'] ?? '?')}`;
+  const args = jsonObject([
+    ['kernel', d['kernel']], ['submission_id', d['submission_id']], ['command_buffer_id', d['command_buffer_id']], ['command_index', d['command_index']],
+    ['event_id', d['event_id']], ['executable_id', d['executable_id']], ['function_ordinal', d['function_ordinal']], ['start_tick', d['start_tick']],
+    ['end_tick', d['end_tick']], ['start_ns', s], ['end_ns', e], ['dur_ns', e - s], ['time_source', d['time_source']], ['workgroup_count', wg],
+    ['rows', d['rows']], ['line', d['line']], ['valid', d['valid'] ? null : false],
+  ]);
+  return `${head('dispatch', (d['kernel'] ?? 'dispatch') as string, line, s, e)}${args}}`;
+}
+
+/** The line JavaScript writes for a host_events row (its JSON `args` as text, line breaks made spaces). */
+function hostLine(h: Row, line: string): string {
+  const s = BigInt(h['start_ns'] as bigint);
+  const e = BigInt(h['end_ns'] as bigint);
+  const source = h['args'] === null ? '' : `,"source":${(h['args'] as string).replace(/[\n\r]/g, ' ')}`;
+  const args = jsonObject([
+    ['kind', h['kind']], ['op', h['op']], ['queue', h['queue']], ['event_id', h['event_id']], ['submission_id', h['submission_id']],
+    ['command_buffer_id', h['command_buffer_id']], ['thread_id', h['thread_id']], ['start_ns', s], ['end_ns', e], ['dur_ns', e - s],
+    ['time_source', h['time_source']], ['line', h['line']], ['valid', h['valid'] === false ? false : null],
+  ]);
+  return `${head(h['kind'] as string, (h['name'] ?? h['op'] ?? h['kind']) as string, line, s, e)}${args.slice(0, -1)}${source}}}`;
 }
 
 describe('perfetto-json: slice text from profiled SQL = the text JavaScript writes', () => {
@@ -103,36 +132,43 @@ describe('perfetto-json: slice text from profiled SQL = the text JavaScript writ
       expect(lines.size).toBe(dispatches.length + hosts.length);
       let checked = 0;
       for (const d of dispatches) {
-        const line = lines.get(d['line'] as number)!;
-        const s = d['start_ns'] as bigint;
-        const e = d['end_ns'] as bigint;
-        const wg = d['workgroup_count_x'] === null ? null : `${String(d['workgroup_count_x'])}x${String(d['workgroup_count_y'] ?? '?')}x${String(d['workgroup_count_z'] ?? '?')}`;
-        const args = jsonObject([
-          ['kernel', d['kernel']], ['submission_id', d['submission_id']], ['command_buffer_id', d['command_buffer_id']], ['command_index', d['command_index']],
-          ['event_id', d['event_id']], ['executable_id', d['executable_id']], ['function_ordinal', d['function_ordinal']], ['start_tick', d['start_tick']],
-          ['end_tick', d['end_tick']], ['start_ns', s], ['end_ns', e], ['dur_ns', e - s], ['time_source', d['time_source']], ['workgroup_count', wg],
-          ['rows', d['rows']], ['line', d['line']], ['valid', d['valid'] ? null : false],
-        ]);
-        expect(line, `dispatch line ${String(d['line'])}`).toBe(`${head('dispatch', d['kernel'] as string, line, s, e)}${args}}`);
+        expect(lines.get(d['line'] as number), `dispatch line ${String(d['line'])}`).toBe(dispatchLine(d, lines.get(d['line'] as number)!));
         checked++;
       }
       for (const h of hosts) {
-        const line = lines.get(h['line'] as number)!;
-        const s = h['start_ns'] as bigint;
-        const e = h['end_ns'] as bigint;
-        const source = h['args'] === null ? '' : `,"source":${(h['args'] as string).replace(/[\n\r]/g, ' ')}`;
-        const args = jsonObject([
-          ['kind', h['kind']], ['op', h['op']], ['queue', h['queue']], ['event_id', h['event_id']], ['submission_id', h['submission_id']],
-          ['command_buffer_id', h['command_buffer_id']], ['thread_id', h['thread_id']], ['start_ns', s], ['end_ns', e], ['dur_ns', e - s],
-          ['time_source', h['time_source']], ['line', h['line']],
-        ]);
-        const name = (h['name'] ?? h['op'] ?? h['kind']) as string;
-        expect(line, `host line ${String(h['line'])}`).toBe(`${head(h['kind'] as string, name, line, s, e)}${args.slice(0, -1)}${source}}}`);
+        expect(lines.get(h['line'] as number), `host line ${String(h['line'])}`).toBe(hostLine(h, lines.get(h['line'] as number)!));
         checked++;
       }
       expect(checked).toBe(3000);
     } finally {
       await store.close();
+    }
+  });
+
+  const REAL = ['hta_trace_diff_control.json.gz', 'tracelens_mi300_owlv2.json.gz', 'tracelens_b200_eager_trace.json.gz']
+    .map((f) => join(ROOT, '../shared/fixtures/external/chrome-trace', f));
+  if (!REAL.every((f) => existsSync(f))) console.warn('perfetto-args-profile: real-trace case skipped: ../shared/fixtures/external is absent');
+  it.skipIf(!REAL.every((f) => existsSync(f)))('real Kineto traces: every slice line = the text JavaScript writes from its stored row', { timeout: 300_000 }, async () => {
+    const DRAWN = (valid: string) => `start_ns IS NOT NULL AND end_ns IS NOT NULL AND end_ns >= start_ns AND (${valid} OR end_ns = start_ns)`;
+    for (const file of REAL) {
+      const db = join(tmp(), 'real.duckdb');
+      tickwise(['import', file, '--db', db]);
+      const store = await Store.open(db, { readOnly: true });
+      try {
+        const dispatches = await store.rows(`SELECT * FROM dispatches WHERE ${DRAWN('valid')}`);
+        const hosts = await store.rows(`SELECT * REPLACE (args::VARCHAR AS args) FROM host_events WHERE ${DRAWN('coalesce(valid, true)')}`);
+        const out = join(tmp(), 'real.json');
+        const summary = await exportPerfettoJson(store, out);
+        const lines = linesByRow(out);
+        expect(summary.dispatch_slices, file).toBe(dispatches.length);
+        expect(summary.host_slices, file).toBe(hosts.length);
+        expect(lines.size, `${file}: one line per slice, each row's line distinct`).toBe(dispatches.length + hosts.length);
+        expect(dispatches.length, file).toBeGreaterThan(100);
+        for (const d of dispatches) expect(lines.get(Number(d['line'])), `${file} dispatch line ${String(d['line'])}`).toBe(dispatchLine(d, lines.get(Number(d['line']))!));
+        for (const h of hosts) expect(lines.get(Number(h['line'])), `${file} host line ${String(h['line'])}`).toBe(hostLine(h, lines.get(Number(h['line']))!));
+      } finally {
+        await store.close();
+      }
     }
   });
 
