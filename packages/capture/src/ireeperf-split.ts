@@ -154,15 +154,17 @@ export async function mostlyDispatches(path: string, sampleBytes = 4 << 20, minS
   const mark = Buffer.from(`"record_type":"${DISPATCH}"`);
   const fh = await open(path, 'r');
   try {
-    const buf = Buffer.allocUnsafe(sampleBytes);
-    const { bytesRead } = await fh.read(buf, 0, sampleBytes, 0);
+    const size = Math.min(sampleBytes, (await fh.stat()).size);
+    const read = await fh.read(Buffer.allocUnsafe(size), 0, size, 0);
+    const buf = read.buffer.subarray(0, read.bytesRead);
     let dispatchBytes = 0;
     let seen = 0;
-    for (let start = 0; start < bytesRead;) {
+    for (let start = 0; start < buf.length;) {
       const nl = buf.indexOf(10, start);
-      if (nl < 0 || nl >= bytesRead) break;
-      const at = buf.indexOf(mark, start);
-      if (at >= 0 && at < nl && at - start < 96) dispatchBytes += nl + 1 - start;
+      if (nl < 0) break;
+      // the mark is looked for near the line's start only: a search to the end of the sample from every line
+      // was quadratic (70 ms for an 80 KB capture of few dispatches, most of its import's time)
+      if (buf.subarray(start, Math.min(nl, start + 96 + mark.length)).includes(mark)) dispatchBytes += nl + 1 - start;
       seen += nl + 1 - start;
       start = nl + 1;
     }
