@@ -1,4 +1,6 @@
 import { closeSync, openSync, readSync } from 'node:fs';
+import { readdir, realpath, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Store, redactStoredConditions } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import type { ImportOptions, ImportResult } from './readers/ireeperf-jsonl';
@@ -36,22 +38,125 @@ export async function importInput(store: Store, input: string, opts: ImportOptio
   return importInputNow(store, input, opts);
 }
 
+/** A file a directory held that is not imported, and why. */
+export interface SkippedInput {
+  readonly path: string;
+  readonly why: string;
+}
+
+/** How deep {@link expandInputs} walks below a directory it was given. */
+const MAX_DIRECTORY_DEPTH = 16;
+
+/**
+ * The captures a verb's inputs name. A file, `-`, a store, and a directory
+ * the recorder wrote (a capture of its own) stand for themselves; any other
+ * directory stands for the captures in it and in its subdirectories, in
+ * name order (numbers by value: run2 before run10). Hidden entries (`.name`)
+ * are passed over. A file is a capture when its format is detected, or
+ * with `format` given when it is a regular file: the others (a README, a
+ * summary, a store, a FIFO) are returned as `skipped` with the reason. A
+ * directory with no capture at all is an error (exit 2), as an empty file is.
+ */
+export async function expandInputs(inputs: readonly string[], opts: { format?: string } = {}): Promise<{ inputs: string[]; skipped: SkippedInput[] }> {
+  const out: string[] = [];
+  const skipped: SkippedInput[] = [];
+  for (const input of inputs) {
+    const st = input === '-' ? undefined : await stat(input).catch(() => undefined);
+    // a missing path, stdin, a file: the reader says what is wrong with it
+    if (st === undefined || !st.isDirectory()) {
+      out.push(input);
+      continue;
+    }
+    const { sniffRecorderDir } = await import('./recorder-import');
+    // the recorder's capture directory is one capture (another --input-format is refused by the import)
+    if (sniffRecorderDir(input, true)) {
+      out.push(input);
+      continue;
+    }
+    const before = { out: out.length, skipped: skipped.length };
+    await walkCaptures(input, opts.format, out, skipped, new Set([await realpath(input)]), 0);
+    if (out.length === before.out) {
+      const seen = skipped.slice(before.skipped);
+      throw new TickwiseError('empty-input',
+        seen.length === 0
+          ? 'a directory with no capture in it (no files)'
+          : `a directory with no capture in it: ${seen.length} file(s), none a capture (${seen.slice(0, 3).map((s) => `${s.path}: ${s.why}`).join('; ')}${seen.length > 3 ? '; ...' : ''})`,
+        { file: input });
+    }
+  }
+  return { inputs: out, skipped };
+}
+
+async function walkCaptures(dir: string, format: string | undefined, out: string[], skipped: SkippedInput[], seen: Set<string>, depth: number): Promise<void> {
+  const { detectFormat } = await import('./formats');
+  const { openSource } = await import('./source-file');
+  const { sniffRecorderDir } = await import('./recorder-import');
+  let names: string[];
+  try {
+    names = (await readdir(dir)).filter((n) => !n.startsWith('.')).sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
+  } catch (e) {
+    throw new TickwiseError('unreadable-input', `cannot read this directory: ${(e as Error).message}`, { file: dir, cause: e });
+  }
+  for (const name of names) {
+    const path = join(dir, name);
+    const st = await stat(path).catch(() => undefined);
+    if (st === undefined) {
+      skipped.push({ path, why: 'cannot be read (a broken link?)' });
+    } else if (st.isDirectory()) {
+      if (sniffRecorderDir(path, true)) {
+        out.push(path);
+        continue;
+      }
+      // a link back up the tree is walked once
+      const real = await realpath(path);
+      if (seen.has(real) || depth + 1 > MAX_DIRECTORY_DEPTH) {
+        skipped.push({ path, why: seen.has(real) ? 'a link to a directory already walked' : `deeper than ${MAX_DIRECTORY_DEPTH} directories` });
+        continue;
+      }
+      seen.add(real);
+      await walkCaptures(path, format, out, skipped, seen, depth + 1);
+    } else if (!st.isFile()) {
+      skipped.push({ path, why: 'not a regular file' });
+    } else if (isStorePath(path)) {
+      skipped.push({ path, why: 'a tickwise store, not a capture' });
+    } else if (st.size === 0) {
+      skipped.push({ path, why: 'empty' });
+    } else if (format !== undefined) {
+      out.push(path);
+    } else {
+      const src = await openSource(path);
+      try {
+        await detectFormat(src);
+        out.push(path);
+      } catch (e) {
+        if (!(e instanceof TickwiseError)) throw e;
+        skipped.push({ path, why: e.code === 'unknown-format' ? 'not a capture of a known format' : e.message });
+      } finally {
+        await src.cleanup();
+      }
+    }
+  }
+}
+
 /**
  * Opens what a verb was given: one `.duckdb` store (read-only), or capture
  * files imported into an in-memory store on the fly.
  */
-export async function openInputs(inputs: readonly string[], opts: ImportOptions & { format?: string } = {}): Promise<{ store: Store; imported: ImportResult[] }> {
-  if (inputs.length === 0) throw new TickwiseError('usage', 'no input given (a .duckdb store or capture files)');
-  const stores = inputs.filter(isStorePath);
+export async function openInputs(
+  given: readonly string[], opts: ImportOptions & { format?: string } = {},
+): Promise<{ store: Store; imported: ImportResult[]; skipped: SkippedInput[] }> {
+  if (given.length === 0) throw new TickwiseError('usage', 'no input given (a .duckdb store or capture files)');
+  const stores = given.filter(isStorePath);
   if (stores.length > 0) {
-    if (inputs.length > 1) throw new TickwiseError('usage', 'give either one .duckdb store or capture files, not both');
+    if (given.length > 1) throw new TickwiseError('usage', 'give either one .duckdb store or capture files, not both');
     try {
-      return { store: await Store.open(stores[0]!, { readOnly: true }), imported: [] };
+      return { store: await Store.open(stores[0]!, { readOnly: true }), imported: [], skipped: [] };
     } catch (e) {
       if (e instanceof TickwiseError) throw e;
       throw new TickwiseError('unreadable-input', `cannot open store: ${(e as Error).message.split('\n')[0]}`, { file: stores[0], cause: e });
     }
   }
+  const { inputs, skipped } = await expandInputs(given, opts);
   const store = await Store.open(':memory:');
   const imported: ImportResult[] = [];
   try {
@@ -61,5 +166,5 @@ export async function openInputs(inputs: readonly string[], opts: ImportOptions 
     await store.close();
     throw e;
   }
-  return { store, imported };
+  return { store, imported, skipped };
 }

@@ -6,7 +6,7 @@
  * readers (~300 KB of bundle, ~20 ms of each start-up); `@tickwise/capture`
  * exports all of this too, with the readers themselves.
  */
-export { importInput, isStorePath, openInputs } from './open-inputs';
+export { expandInputs, importInput, isStorePath, openInputs, type SkippedInput } from './open-inputs';
 export { FORMAT_NAMES, isFormatName, type FormatName } from './format-names';
 export { TraceClock, isTraceClock } from './reader-options';
 export { STDIN_ARG } from './stdin';

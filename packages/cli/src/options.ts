@@ -3,6 +3,7 @@ import type { Argv, Options } from 'yargs';
 import { TickwiseError, isTimeUnit, parseDurationNs, parseFrequencyHz, type Ns, type TimeUnit } from '@tickwise/time';
 import { FORMAT_NAMES, STDIN_ARG, isFormatName, isTraceClock, openInputs, type ImportOptions, type TraceClock } from '@tickwise/capture/open';
 import type { DeviceKind, Store } from '@tickwise/store';
+import { logSkipped } from './output';
 
 /**
  * Options every verb that reads captures accepts. On the command line the
@@ -100,7 +101,8 @@ export function importOptions(args: InputArgs, onProgress?: (phase: string) => v
 /** Opens a verb's inputs as a store; closes it after `work`. */
 export async function withStore<T>(args: InputArgs, work: (store: Store) => Promise<T>): Promise<T> {
   checkInputsExist(args.inputs);
-  const { store } = await openInputs(args.inputs, importOptions(args));
+  const { store, skipped } = await openInputs(args.inputs, importOptions(args));
+  logSkipped(skipped);
   try {
     return await work(store);
   } finally {

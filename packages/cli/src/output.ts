@@ -55,3 +55,8 @@ export function out(text: string): void {
 export function log(text: string): void {
   process.stderr.write(text.endsWith('\n') ? text : text + '\n');
 }
+
+/** Names each file of a directory input that was not imported, and why (stderr). */
+export function logSkipped(skipped: readonly { path: string; why: string }[]): void {
+  for (const s of skipped) log(`skipped ${s.path}: ${s.why}`);
+}

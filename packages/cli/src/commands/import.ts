@@ -1,11 +1,11 @@
 import { stat } from 'node:fs/promises';
 import type { CommandModule } from 'yargs';
-import { importInput, importWallRefs, provenanceOf, startConditionSampling, storeConditions, storeProvenance, type LibraryResolution } from '@tickwise/capture';
+import { expandInputs, importInput, importWallRefs, provenanceOf, startConditionSampling, storeConditions, storeProvenance, type LibraryResolution } from '@tickwise/capture';
 import { withAtomicStore } from '@tickwise/store';
 import { installViews } from '@tickwise/analyzer';
 import { TickwiseError } from '@tickwise/time';
 import { durationOpt, durationOption, importOptions, withClockOptions, withInputFormat, withJson, type InputArgs } from '../options';
-import { formatJson, log, out } from '../output';
+import { formatJson, log, logSkipped, out } from '../output';
 import { importProgress } from '../progress';
 import { loaderEnv } from './provenance';
 
@@ -55,9 +55,12 @@ export const importCommand: CommandModule<object, Args> = {
     const conditions = args['conditions-from-host']
       ? startConditionSampling({ env: { ...process.env, ...(args.env ? loaderEnv(args.env) : {}) }, argvAbsentWhy: 'the capture was imported; the command that made it is not known (tickwise capture records it)' })
       : null;
+    // a directory stands for the captures in it (and below it); what else it holds is named and passed over
+    const { inputs, skipped } = await expandInputs(args.inputs, importOptions(args));
+    logSkipped(skipped);
     const results = await withAtomicStore(args.db, async (store) => {
       const done = [];
-      for (const input of args.inputs) {
+      for (const input of inputs) {
         const stdin = input === '-' || input === '/dev/stdin';
         const shown = stdin ? '<stdin>' : input; // as errors and captures.path name it
         const size = stdin ? 0 : await stat(input).then((s) => s.size, () => 0);
