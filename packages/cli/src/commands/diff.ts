@@ -5,7 +5,7 @@ import type { Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import { captures, dur, header, pct } from '../analysis-options';
 import { durationOpt, durationOption, checkInputsExist, importOptions, withInputs, withJson, type InputArgs } from '../options';
-import { formatJson, formatTable, out } from '../output';
+import { formatJson, formatTable, logSkipped, out } from '../output';
 
 interface Args extends InputArgs {
   'a-capture'?: number;
@@ -122,7 +122,8 @@ export const diffCommand: CommandModule<object, Args> = {
     if ((args['a-kernel'] === undefined) !== (args['b-kernel'] === undefined)) throw new TickwiseError('usage', 'give both --a-kernel GLOB and --b-kernel GLOB');
     const threshold = durationOption(args['min-gap'], 'min-gap');
     checkInputsExist(args.inputs);
-    const { store, imported } = await openInputs(args.inputs, importOptions(args));
+    const { store, imported, skipped } = await openInputs(args.inputs, importOptions(args));
+    logSkipped(skipped);
     try {
       const { a, b } = await sides(store, imported.map((i) => i.capture_id), args);
       const sideA: DiffSide = { captureId: a, segment: args['a-segment'] ?? args.segment, kernel: args['a-kernel'] };
