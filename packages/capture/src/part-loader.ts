@@ -8,6 +8,15 @@ import { traceMessages } from './trace-messages';
 export const STAGE_PART_BYTES = 16 << 20;
 
 /**
+ * True when input `src` likely stages more than one part: its size on disk,
+ * or for a compressed file a tenth of {@link STAGE_PART_BYTES} (a trace
+ * compresses 10-20x).
+ */
+export function spansParts(src: { readonly sizeBytes: number; readonly compression: string }): boolean {
+  return src.sizeBytes >= (src.compression === 'none' ? STAGE_PART_BYTES : STAGE_PART_BYTES / 10);
+}
+
+/**
  * Loads the NDJSON parts `scanJsonRecords` writes (`partBytes`, `onPart`)
  * into staging tables while the scan goes on: DuckDB parses part k while
  * the scanner writes part k + 1. Parts load in order, one at a time, so a
@@ -27,11 +36,19 @@ export class PartLoader {
   private readonly created = new Set<string>();
   private constructor(private readonly store: Store, private readonly maxObjectBytes: number) {}
 
-  /** Starts a loader (the store down to one thread until {@link finish}). */
-  static async start(store: Store, maxObjectBytes: number): Promise<PartLoader> {
+  /**
+   * Starts a loader: the store down to one thread until {@link finish} when
+   * the input `src` is large enough to be staged in several parts (see
+   * {@link spansParts}); a smaller one keeps the store's threads (its one part
+   * loads after the scan anyway, and each change of DuckDB's thread count
+   * restarts its threads and trims the process's heap: 2-16 ms, four a file).
+   */
+  static async start(store: Store, maxObjectBytes: number, src?: { readonly sizeBytes: number; readonly compression: string }): Promise<PartLoader> {
     const l = new PartLoader(store, maxObjectBytes);
-    l.threads = String(await store.scalar(`SELECT current_setting('threads')`));
-    await store.run('SET threads = 1');
+    if (src === undefined || spansParts(src)) {
+      l.threads = String(await store.scalar(`SELECT current_setting('threads')`));
+      await store.run('SET threads = 1');
+    }
     return l;
   }
 

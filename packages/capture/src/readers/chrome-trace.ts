@@ -178,6 +178,13 @@ async function twoLanes(store: Store, balanced: boolean, a: (s: Store) => Promis
   }
 }
 
+/**
+ * Fewer rows than this in the larger lane: one lane. The inserts take tens of
+ * ms then, and a second connection and two changes of DuckDB's thread count
+ * (each restarts its threads and trims the heap) cost as much.
+ */
+const LANE_MIN_ROWS = 50_000;
+
 /** Categories that are not device kernels even inside a device process. */
 const NOT_KERNEL = `memcpy|memset|annotation|runtime|driver|cpu_op|python|user|ac2g|flow|overhead|trace`;
 
@@ -212,7 +219,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
     await store.run(`SET memory_limit = '${(process.env['TICKWISE_IMPORT_MEMORY'] ?? '700MB').replace(/[^0-9A-Za-z.]/g, '')}'`);
     await store.run(`SET temp_directory = ${sqlString(join(tmpdir(), 'tickwise-duckdb-spill'))}`);
     // DuckDB loads each part of the staged events while the scanner writes the next; tw_ct's rowid is the event's index
-    const loader = await PartLoader.start(store, maxEventBytes());
+    const loader = await PartLoader.start(store, maxEventBytes(), src);
     let scan;
     try {
       scan = await scanJsonRecords(src, {
@@ -409,7 +416,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
       const spans = (await store.query({ kernels: 'number', host: 'number' },
         `SELECT count(*) FILTER (WHERE class = 'kernel')::INTEGER AS kernels, count(*) FILTER (WHERE class <> 'kernel')::INTEGER AS host FROM ${SHARED}.tw_ct_span`))[0]!;
       const laneB = spans.kernels + (routed?.records ?? 0);
-      await twoLanes(store, Math.min(laneB, spans.host) >= 0.5 * Math.max(laneB, spans.host), async (a) => {
+      await twoLanes(store, Math.min(laneB, spans.host) >= 0.5 * Math.max(laneB, spans.host) && Math.max(laneB, spans.host) >= LANE_MIN_ROWS, async (a) => {
         // not sorted by line: the span table's LEFT JOINs leave a few rows of a chunk late (18 of 332k in a 174 MB
         // Kineto trace), and sorting these wide rows cost 2.5 s and 280 MB more RSS on a 1 GB trace
         await a.run(`INSERT INTO host_events

@@ -277,7 +277,7 @@ export async function importRocprofJson(store: Store, src: SourceFile, opts: Imp
       { path: [TOOL, '[]', 'kernel_symbols', '[]'], name: 'syms', table: 'tw_rpj_syms', columns: `kernel_id: 'UBIGINT', kernel_name: 'VARCHAR', formatted_kernel_name: 'VARCHAR', truncated_kernel_name: 'VARCHAR'` },
       ...hostKinds.map((k, i) => ({ path: [TOOL, '[]', 'buffer_records', k, '[]'], name: k, table: `tw_rpj_h${i}`, columns: hostColumns })),
     ];
-    const loader = await PartLoader.start(store, 268435456);
+    const loader = await PartLoader.start(store, 268435456, src);
     let scan;
     try {
       scan = await scanJsonRecords(src, {
