@@ -222,6 +222,48 @@ describe('Chrome trace JSON: the final inserts in one lane or two', () => {
   });
 });
 
+describe('Chrome trace JSON: span classes judged once per category', () => {
+  it('the same rows as judging every span, with few categories and with more than the lookup takes', { timeout: 120_000 }, async () => {
+    const dir = tmp();
+    // categories that are sync markers, copies, kernels by name, and others (a kernel only in a device process)
+    const named = ['kernel', 'Kernel', 'kernels', 'gpu_kernel', 'npu_kernel', 'foo, kernel', 'cuda_sync', 'hip_sync', 'x,gpu_sync', 'gpu_memcpy',
+      'Memset', 'cpu_op', 'python_function', 'user_annotation', 'cuda_runtime', 'ac2g', 'Trace', 'weird \'quoted\' cat', 'é unicode', ''];
+    const trace = (cats: string[]) => {
+      const ev: string[] = ['{"ph":"M","name":"process_name","pid":7,"args":{"name":"GPU 0"}}'];
+      cats.forEach((cat, i) => {
+        for (const pid of [7, 8]) {
+          ev.push(JSON.stringify({ ph: 'X', cat, name: `e${i}`, pid, tid: 1, ts: 10 * i, dur: 3, args: { device: 0, stream: 7, correlation: i } }));
+        }
+      });
+      ev.push('{"ph":"X","name":"no cat","pid":7,"tid":1,"ts":5,"dur":1}');
+      return `{"traceEvents":[\n${ev.join(',\n')}\n]}\n`;
+    };
+    const dump = async (file: string, lookUp: boolean) => {
+      if (!lookUp) vi.stubEnv('TICKWISE_CHROME_CAT_LOOKUP', '0');
+      const { store } = await load(file);
+      try {
+        return {
+          dispatches: await store.rows(`SELECT kernel, line, device, queue FROM dispatches ORDER BY line`),
+          host: await store.rows(`SELECT kind, op, name, line, device, queue FROM host_events ORDER BY line, name`),
+        };
+      } finally {
+        vi.unstubAllEnvs();
+        await store.close();
+      }
+    };
+    for (const [label, cats] of [['few', named], ['many', [...named, ...Array.from({ length: 300 }, (_, i) => `cat_${i}`)]]] as const) {
+      const file = join(dir, `${label}.json`);
+      writeFileSync(file, trace(cats));
+      const looked = await dump(file, true);
+      const judged = await dump(file, false);
+      expect(looked, label).toEqual(judged);
+      // each class is there: kernels by category (both processes) and by process, copies, sync markers, host spans
+      expect(looked.dispatches.length, label).toBeGreaterThan(10);
+      expect(new Set(looked.host.map((h) => h['kind'])), label).toEqual(new Set(['slice', 'gpu_memcpy', 'memset', 'cuda_sync', 'hip_sync', 'x,gpu_sync']));
+    }
+  });
+});
+
 describe('Chrome trace JSON: bad input', () => {
   it('a broken event stops with file and line (exit 2, no stack trace)', async () => {
     const dir = tmp();

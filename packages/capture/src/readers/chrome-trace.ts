@@ -126,6 +126,28 @@ const KIND_OF = (x: string, isDeviceId: string) =>
  */
 const SYNC_CAT = `regexp_matches(lcat, '(^|[_ ,])(cuda|hip|gpu)_sync($|[ ,])')`;
 
+/** Categories that are not device kernels even inside a device process. */
+const NOT_KERNEL = `memcpy|memset|annotation|runtime|driver|cpu_op|python|user|ac2g|flow|overhead|trace`;
+
+/**
+ * SQL: what a span's lowercased category `lcat` makes it: 'sync', 'copy',
+ * 'kernel' (cat "kernel" and its spellings), 'device' (a kernel when its
+ * process is a device's, else host), or 'host'.
+ */
+const CAT_CLASS = `CASE WHEN ${SYNC_CAT} THEN 'sync'
+  WHEN regexp_matches(lcat, 'memcpy|memset') THEN 'copy'
+  WHEN list_has_any(string_split(replace(lcat, ' ', ''), ','), ['kernel', 'kernels', 'gpu_kernel', 'npu_kernel']) THEN 'kernel'
+  WHEN NOT regexp_matches(lcat, '${NOT_KERNEL}') THEN 'device'
+  ELSE 'host' END`;
+
+/**
+ * A trace has a few distinct categories (a 174 MB Kineto trace: 8): up to
+ * this many are judged once each and looked up per span by a CASE on the
+ * text (four regular expressions a span cost ~0.2 s of CPU on 375k spans);
+ * more, and every span is judged by {@link CAT_CLASS}.
+ */
+const MAX_LOOKED_UP_CATS = 256;
+
 /**
  * SQL: a host event's `args` column, `{"pid":…,"tid":…,"args":…}`, put
  * together as text: the same text `json_object` writes (pid and tid are
@@ -184,9 +206,6 @@ async function twoLanes(store: Store, balanced: boolean, a: (s: Store) => Promis
  * (each restarts its threads and trims the heap) cost as much.
  */
 const LANE_MIN_ROWS = 50_000;
-
-/** Categories that are not device kernels even inside a device process. */
-const NOT_KERNEL = `memcpy|memset|annotation|runtime|driver|cpu_op|python|user|ac2g|flow|overhead|trace`;
 
 function unquote(text: string | undefined): string | undefined {
   if (text === undefined) return undefined;
@@ -350,13 +369,14 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
       // (which are this connection's own): the final inserts below run on two connections at once
       await store.run(`DETACH DATABASE IF EXISTS ${SHARED}`);
       await store.run(`ATTACH ':memory:' AS ${SHARED}`);
-      await store.run(`CREATE OR REPLACE TABLE ${SHARED}.tw_ct_span AS SELECT *, CASE
-          WHEN ${SYNC_CAT} THEN 'sync'
-          WHEN regexp_matches(lcat, 'memcpy|memset') THEN 'copy'
-          WHEN list_has_any(string_split(replace(lcat, ' ', ''), ','), ['kernel', 'kernels', 'gpu_kernel', 'npu_kernel']) THEN 'kernel'
-          WHEN pkind IS NOT NULL AND NOT regexp_matches(lcat, '${NOT_KERNEL}') THEN 'kernel'
-          ELSE 'host' END AS class FROM (
-        SELECT line, ph, pid, tid, name, cat, args, ax, ts,
+      const cats = await store.query({ lcat: 'string', cls: 'string' },
+        `SELECT lcat, ${CAT_CLASS} AS cls FROM (SELECT DISTINCT lower(coalesce(cat, '')) AS lcat FROM tw_ct WHERE ph IN ('X', 'B')) ORDER BY lcat`);
+      // TICKWISE_CHROME_CAT_LOOKUP=0 judges every span (to compare; the rows are the same)
+      const lookUp = cats.length <= MAX_LOOKED_UP_CATS && process.env['TICKWISE_CHROME_CAT_LOOKUP'] !== '0';
+      const catClass = lookUp ? `CASE lcat ${cats.map((c) => `WHEN ${sqlString(c.lcat)} THEN '${c.cls}'`).join(' ')} END` : CAT_CLASS;
+      await store.run(`CREATE OR REPLACE TABLE ${SHARED}.tw_ct_span AS SELECT * EXCLUDE (cc),
+          CASE WHEN cc = 'device' THEN CASE WHEN pkind IS NOT NULL THEN 'kernel' ELSE 'host' END ELSE cc END AS class FROM (
+        SELECT line, ph, pid, tid, name, cat, args, ax, ts, ${cats.length === 0 ? "'host'" : catClass} AS cc,
           CASE WHEN ph = 'X' THEN ${NS_SUM('_ts', '_dur', 'ts', 'dur')} ELSE e_ns END AS te,
           CASE WHEN ph = 'X' THEN dur ELSE e_ns - ts END AS src_dur,
           _ts IS NULL OR ts IS NULL AS no_ts, ph = 'X' AND (_dur IS NULL OR dur IS NULL) AS no_dur,
