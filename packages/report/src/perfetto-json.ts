@@ -255,15 +255,16 @@ function processName(p: Rec): string {
 
 /**
  * The thread key of a slice (see buildTables): pk packs its process, source
- * kind and host timing (pid, tsrc, host_timed) into one integer, since a
- * sort on three columns fewer halves the lanes' window; NONE stands for an
- * unknown queue or thread id.
+ * kind, host timing and host event kind (pid, tsrc, host_timed, and hkind's
+ * number in tw_pf_hk) into one integer, since a sort on four columns fewer
+ * halves the lanes' window (and a text column in it cost that window 1.7x);
+ * NONE stands for an unknown queue or thread id.
  */
 const NONE = '(-9223372036854775807 - 1)';
-const THREAD_KEY = 'pk, tq, hkind';
+const THREAD_KEY = 'pk, tq';
 const QNAME = `CASE WHEN tq = ${NONE} THEN 'queue ?' ELSE concat('queue ', tq) END`;
 
-const TEMP = ['tw_pf_proc', 'tw_pf_s', 'tw_pf_run', 'tw_pf_lane', 'tw_pf_t', 'tw_pf_pos', 'tw_pf_flow'];
+const TEMP = ['tw_pf_proc', 'tw_pf_hk', 'tw_pf_s', 'tw_pf_run', 'tw_pf_lane', 'tw_pf_t', 'tw_pf_pos', 'tw_pf_flow'];
 
 /**
  * Writes the store's dispatches, submissions and host events as Chrome
@@ -417,18 +418,24 @@ async function buildTables(store: Store, procs: Rec[], hostProcs: Rec[], withSub
 
   // a thread is (pid, tsrc, host_timed, tq, hkind) and a lane: tsrc 0 dispatches, 1 submissions, 2 device-bound host
   // events, 3 host-process events; tq the queue (tsrc 0-2) or the host thread id (tsrc 3), NONE when unknown; hkind
-  // the host event kind (tsrc 2) else ''. No strings are built per row (the thread names are made per thread).
+  // the host event kind (tsrc 2) else '', and hcode its number (0 for ''). No strings are built per row (the thread
+  // names are made per thread).
   const tq = (x: string) => `coalesce((${x})::BIGINT, ${NONE})`;
+  let kinds = 0;
+  if (withHost) {
+    await store.run(`CREATE TEMP TABLE tw_pf_hk AS SELECT kind, row_number() OVER (ORDER BY kind) AS hcode FROM (SELECT DISTINCT kind FROM host_events WHERE device IS NOT NULL)`);
+    kinds = await store.count('tw_pf_hk');
+  }
   const timed = (t: string) => `${t} IN ${HOST_TIMED}`;
   const parts = [
     `SELECT 0 AS src, 0 AS tsrc, d.rowid AS sid, p.pid, d.capture_id, d.device, d.start_ns, d.end_ns, d.line, true AS lanes,
-       ${timed('d.time_source')} AS host_timed, ${tq('d.queue')} AS tq, '' AS hkind, d.event_id AS corr, NULL::UBIGINT AS launch_corr
+       ${timed('d.time_source')} AS host_timed, ${tq('d.queue')} AS tq, '' AS hkind, 0 AS hcode, d.event_id AS corr, NULL::UBIGINT AS launch_corr
      FROM dispatches d JOIN tw_pf_proc p ON p.capture_id = d.capture_id AND p.device = d.device
      WHERE ${DISPATCH_DRAWN.replaceAll(/\b(start_ns|end_ns|valid)\b/g, 'd.$1')}`,
   ];
   if (withSubs) {
     parts.push(`SELECT 1, 1, d.rowid, p.pid, d.capture_id, d.device, d.start_ns, d.end_ns, d.line, true,
-       ${timed('d.time_source')}, ${tq('d.queue')}, '', NULL, NULL
+       ${timed('d.time_source')}, ${tq('d.queue')}, '', 0, NULL, NULL
      FROM submissions d JOIN tw_pf_proc p ON p.capture_id = d.capture_id AND p.device = d.device
      WHERE ${SUBMISSION_DRAWN.replaceAll(/\b(start_ns|end_ns|valid|device)\b/g, 'd.$1')}`);
   }
@@ -437,19 +444,20 @@ async function buildTables(store: Store, procs: Rec[], hostProcs: Rec[], withSub
     // the others on the capture's host process, one thread per thread_id, as written (nesting kept)
     parts.push(`SELECT 2, CASE WHEN dpid IS NOT NULL THEN 2 ELSE 3 END, sid, coalesce(dpid, hpid), capture_id, device, start_ns, end_ns, line, dpid IS NOT NULL,
        false, CASE WHEN dpid IS NOT NULL THEN ${tq('queue')} ELSE ${tq('thread_id')} END, CASE WHEN dpid IS NOT NULL THEN kind ELSE '' END,
-       CASE WHEN dpid IS NOT NULL THEN event_id END,
+       CASE WHEN dpid IS NOT NULL THEN hcode ELSE 0 END, CASE WHEN dpid IS NOT NULL THEN event_id END,
        CASE WHEN dpid IS NULL AND ${LAUNCH_CALL_PREDICATE} THEN CASE WHEN kind = 'cuda_api' THEN submission_id ELSE event_id END END
      FROM (SELECT h.rowid AS sid, h.capture_id, h.device, h.start_ns, h.end_ns, h.line, h.kind, h.op, h.queue, h.thread_id, h.event_id, h.submission_id,
-         dp.pid AS dpid, hp.pid AS hpid
+         dp.pid AS dpid, hp.pid AS hpid, hk.hcode
        FROM host_events h
          LEFT JOIN tw_pf_proc dp ON dp.capture_id = h.capture_id AND dp.device = h.device
          LEFT JOIN tw_pf_proc hp ON hp.capture_id = h.capture_id AND hp.device IS NULL
+         LEFT JOIN tw_pf_hk hk ON hk.kind = h.kind
        WHERE ${HOST_DRAWN.replaceAll(/\b(start_ns|end_ns|valid)\b/g, 'h.$1')})
      WHERE coalesce(dpid, hpid) IS NOT NULL`);
   }
   // one row per slice, keys only (rid: unique without a window: src in the high bits, the source row id below)
   await store.run(`CREATE TEMP TABLE tw_pf_s AS
-    SELECT (src::BIGINT << 48) + sid::BIGINT AS rid, pid::BIGINT * 8 + tsrc * 2 + host_timed::INTEGER AS pk, * FROM (${parts.join('\nUNION ALL\n')})`);
+    SELECT (src::BIGINT << 48) + sid::BIGINT AS rid, (pid::BIGINT * 8 + tsrc * 2 + host_timed::INTEGER) * ${kinds + 1} + hcode AS pk, * FROM (${parts.join('\nUNION ALL\n')})`);
 
   // lanes: only the runs of rows that overlap an earlier one of their queue need the greedy partitioning; a run
   // starts at a row that overlaps nothing before it (every lane is free there, so lane 0), so each run starts afresh.
@@ -461,15 +469,17 @@ async function buildTables(store: Store, procs: Rec[], hostProcs: Rec[], withSub
   // (computed in one statement, not a streamed one: DuckDB runs a streamed query's window on fewer threads)
   // pair: the row is one of a run of two, the commonest run (a dispatch starting before the one before it ends):
   // its first row takes lane 0 and its second, overlapping the first, lane 1, with no JS; LaneAssigner takes the
-  // longer runs (a run's rows are consecutive here, so lag/lead over the run rows see the row's own run)
+  // longer runs (a run's rows are consecutive here, so lag/lead over the run rows see the row's own run). That
+  // window runs over the run rows only: a row's ov is the row before's next_ov, so the neighbour lag/lead would see
+  // among all rows of a run row is a run row itself, the same one (sorting all rows twice took ~0.15 s more a 1 M)
   await store.run(`CREATE TEMP TABLE tw_pf_run AS SELECT rid, ov, start_ns, end_ns, ${THREAD_KEY}, line,
       CASE WHEN ov THEN NOT coalesce(lag(ov) OVER (${w}), false) AND NOT next_ov ELSE NOT coalesce(lead(next_ov) OVER (${w}), false) END AS pair
-    FROM (
+    FROM (SELECT * FROM (
       SELECT rid, ${THREAD_KEY}, start_ns, end_ns, line, coalesce(start_ns < before, false) AS ov, coalesce(nxt < greatest(before, end_ns), false) AS next_ov
       FROM (SELECT rid, ${THREAD_KEY}, start_ns, end_ns, line,
           max(end_ns) OVER (${w} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before, lead(start_ns) OVER (${w}) AS nxt
         FROM tw_pf_s WHERE lanes))
-    WHERE ov OR next_ov`);
+    WHERE ov OR next_ov)`);
   await store.run(`INSERT INTO tw_pf_lane SELECT rid, 1 FROM tw_pf_run WHERE pair AND ov`);
   const runs = `SELECT rid, ov, start_ns, end_ns FROM tw_pf_run WHERE NOT pair ORDER BY ${THREAD_KEY}, start_ns, end_ns, line`;
   const laneRows: [bigint, number][] = [];
@@ -494,7 +504,7 @@ async function buildTables(store: Store, procs: Rec[], hostProcs: Rec[], withSub
       FROM tw_pf_s s LEFT JOIN tw_pf_lane l ON l.rid = s.rid GROUP BY s.pk, s.pid, s.tsrc, s.host_timed, s.tq, s.hkind, coalesce(l.lane, 0))`);
   await store.run(`CREATE TEMP TABLE tw_pf_pos AS
     SELECT s.rid, s.src, s.sid, s.pid, t.tid FROM tw_pf_s s LEFT JOIN tw_pf_lane l ON l.rid = s.rid
-      JOIN tw_pf_t t ON t.pk = s.pk AND t.tq = s.tq AND t.hkind = s.hkind AND t.lane = coalesce(l.lane, 0)`);
+      JOIN tw_pf_t t ON t.pk = s.pk AND t.tq = s.tq AND t.lane = coalesce(l.lane, 0)`);
 
   // flows: each device slice with a correlation id -> the earliest launch call of its capture carrying that id (no
   // statement over every slice when no launch call has one: an IREE capture has none)

@@ -172,50 +172,74 @@ describe('perfetto-json: slice text from profiled SQL = the text JavaScript writ
     }
   });
 
-  it('lanes: each slice on the lane greedy partitioning in start order gives it (runs of two in SQL, longer runs in JS), on two queues', async () => {
+  it('lanes: each slice on the lane greedy partitioning in start order gives it (runs of two in SQL, longer runs in JS), per thread: two queues, and two device-bound host kinds on one queue', async () => {
     for (const seed of [1, 2, 3]) {
       const rng = seededRng(seed);
       const store = await Store.open(':memory:');
       try {
         await store.insertRows('captures', ['capture_id', 'path', 'format', 'timeline'], [[1, 'x.jsonl', 'test', 'host_monotonic']]);
         await store.insertRows('devices', ['capture_id', 'device', 'kind', 'time_base'], [[1, 0, 'gpu', 'host_monotonic']]);
-        const rows: Record<string, unknown>[] = [];
-        for (const queue of [0, 1]) {
+        // one thread's slices: mostly apart; a start before the last end (runs of two), bursts of 3-6 in flight, touching ends, equal starts
+        let line = 0;
+        const slices = (n: number) => {
+          const out: { start_ns: bigint; end_ns: bigint; line: number }[] = [];
           let t = 1_000_000n;
-          for (let i = 0; i < 1500; i++) {
-            // mostly apart; a start before the last end (runs of two), bursts of 3-6 in flight, touching ends, equal starts
+          for (let i = 0; i < n; i++) {
             const r = rng.int(20);
             const burst = r === 0 ? 3 + rng.int(4) : 1;
             for (let b = 0; b < burst; b++) {
               const start = r === 1 ? t - BigInt(1 + rng.int(500)) : r === 2 ? t : r === 3 && b === 0 ? t - 0n : t + BigInt(rng.int(3000));
               const end = start + BigInt(rng.int(4) === 0 ? 0 : 100 + rng.int(2000));
-              rows.push({ capture_id: 1, device: 0, queue, kernel: 'k', start_ns: start, end_ns: end, dur_ns: end - start, time_source: 'host_monotonic', valid: true, line: rows.length + 1 });
+              out.push({ start_ns: start, end_ns: end, line: ++line });
               if (burst === 1 || b === burst - 1) t = end > t ? end : t;
             }
           }
+          return out;
+        };
+        const threads: { start_ns: bigint; end_ns: bigint; line: number }[][] = [];
+        const rows: Record<string, unknown>[] = [];
+        for (const queue of [0, 1]) {
+          const mine = slices(1500);
+          threads.push(mine);
+          for (const r of mine) rows.push({ capture_id: 1, device: 0, queue, kernel: 'k', ...r, dur_ns: r.end_ns - r.start_ns, time_source: 'host_monotonic', valid: true });
         }
         await store.append('dispatches', rows as never);
+        // copies and memsets on queue 0 over the same times: each kind its own thread, its lanes apart from the other's
+        const host: Record<string, unknown>[] = [];
+        for (const kind of ['gpu_memcpy', 'gpu_memset']) {
+          const mine = slices(400);
+          threads.push(mine);
+          for (const r of mine) host.push({ capture_id: 1, device: 0, queue: 0, kind, op: kind, ...r, dur_ns: r.end_ns - r.start_ns, time_source: 'host_monotonic', valid: true });
+        }
+        await store.append('host_events', host as never);
         const want = new Map<number, number>();
-        for (const queue of [0, 1]) {
-          const mine = rows.filter((r) => r['queue'] === queue).sort((a, b) => {
-            const [as, bs, ae, be] = [a['start_ns'], b['start_ns'], a['end_ns'], b['end_ns']] as bigint[];
-            return as !== bs ? (as < bs ? -1 : 1) : ae !== be ? (ae < be ? -1 : 1) : (a['line'] as number) - (b['line'] as number);
-          });
+        for (const mine of threads) {
+          const sorted = [...mine].sort((a, b) =>
+            a.start_ns !== b.start_ns ? (a.start_ns < b.start_ns ? -1 : 1) : a.end_ns !== b.end_ns ? (a.end_ns < b.end_ns ? -1 : 1) : a.line - b.line);
           const lanes = new LaneAssigner();
-          for (const r of mine) want.set(r['line'] as number, lanes.assign(r['start_ns'] as bigint, r['end_ns'] as bigint));
+          for (const r of sorted) want.set(r.line, lanes.assign(r.start_ns, r.end_ns));
         }
         const out = join(tmp(), `lanes-${seed}.json`);
         await exportPerfettoJson(store, out);
         const doc = JSON.parse(readFileSync(out, 'utf8')) as { traceEvents: Record<string, unknown>[] };
         const laneOfTid = new Map<number, number>();
+        const nameOfTid = new Map<number, string>();
         for (const e of doc.traceEvents) {
           if (e['name'] !== 'thread_name') continue;
           const name = String((e['args'] as Record<string, unknown>)['name']);
           laneOfTid.set(Number(e['tid']), Number(/ · lane (\d+)$/.exec(name)?.[1] ?? 1) - 1);
+          nameOfTid.set(Number(e['tid']), name);
         }
         const got = new Map<number, number>();
-        for (const e of doc.traceEvents) if (e['ph'] === 'X') got.set(Number((e['args'] as Record<string, unknown>)['line']), laneOfTid.get(Number(e['tid']))!);
-        expect(got.size).toBe(rows.length);
+        for (const e of doc.traceEvents) {
+          if (e['ph'] !== 'X') continue;
+          const a = e['args'] as Record<string, unknown>;
+          const l = Number(a['line'] ?? (a['source'] as Record<string, unknown> | undefined)?.['line']);
+          got.set(l, laneOfTid.get(Number(e['tid']))!);
+          // a host slice is on a thread of its own kind
+          if (a['kind'] !== undefined) expect(nameOfTid.get(Number(e['tid']))).toContain(String(a['kind']));
+        }
+        expect(got.size).toBe(rows.length + host.length);
         expect(Math.max(...want.values()), `seed ${seed}: runs longer than two occur`).toBeGreaterThanOrEqual(3);
         expect([...want.values()].filter((l) => l === 1).length, `seed ${seed}`).toBeGreaterThan(50);
         expect(got, `seed ${seed}`).toEqual(want);
