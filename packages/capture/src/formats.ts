@@ -149,7 +149,7 @@ export async function importInputNow(store: Store, input: string, opts: ImportOp
  * detail and no stack (code `reader-failed`: the reader should have said
  * more, and the import fuzz counts it as unclear).
  */
-function readerFailure(e: unknown, format: string, file: string): unknown {
+export function readerFailure(e: unknown, format: string, file: string): unknown {
   if (e instanceof TickwiseError) return e;
   if (!(e instanceof Error)) return e;
   const code = (e as NodeJS.ErrnoException).code;

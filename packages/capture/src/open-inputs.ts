@@ -88,7 +88,7 @@ export async function expandInputs(inputs: readonly string[], opts: { format?: s
 }
 
 async function walkCaptures(dir: string, format: string | undefined, out: string[], skipped: SkippedInput[], seen: Set<string>, depth: number): Promise<void> {
-  const { detectFormat } = await import('./formats');
+  const { detectFormat, readerFailure } = await import('./formats');
   const { openSource } = await import('./source-file');
   const { sniffRecorderDir } = await import('./recorder-import');
   let names: string[];
@@ -129,7 +129,8 @@ async function walkCaptures(dir: string, format: string | undefined, out: string
         await detectFormat(src);
         out.push(path);
       } catch (e) {
-        if (!(e instanceof TickwiseError)) throw e;
+        // not a capture: passed over; a capture that cannot be read (damaged gzip, no permission): the import's error
+        if (!(e instanceof TickwiseError) || !['unknown-format', 'empty-input'].includes(e.code)) throw readerFailure(e, 'detected', path);
         skipped.push({ path, why: e.code === 'unknown-format' ? 'not a capture of a known format' : e.message });
       } finally {
         await src.cleanup();

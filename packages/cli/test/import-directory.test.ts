@@ -71,6 +71,18 @@ describe('a directory of captures', () => {
     expect(new Set(JSON.parse(k.stdout).kernels.map((x: { capture_id: number }) => x.capture_id))).toEqual(new Set([1, 2]));
   });
 
+  it('a capture in it that cannot be read (damaged gzip) stops the import: one error naming it, exit 2, no store', () => {
+    const d = mkdtempSync(join(tmpdir(), 'tw-dir-'));
+    mkdirSync(join(d, 'runs'));
+    copyFileSync(HRX, join(d, 'runs', 'a.json'));
+    writeFileSync(join(d, 'runs', 'b.json.gz'), Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0x67, 0x61, 0x72, 0x62]));
+    const r = tickwise('import', join(d, 'runs'), '--db', join(d, 'x.duckdb'));
+    expect(r.code).toBe(2);
+    expect(r.stderr).not.toMatch(/internal error|\n\s+at /);
+    expect(r.stderr.split('\n').find((l) => l.startsWith('tickwise: '))).toMatch(/b\.json\.gz: the gzip data is damaged/);
+    expect(existsSync(join(d, 'x.duckdb'))).toBe(false);
+  });
+
   it('a directory with no capture in it is one error, exit 2, and no store', () => {
     const d = mkdtempSync(join(tmpdir(), 'tw-dir-'));
     mkdirSync(join(d, 'none'));
