@@ -102,6 +102,6 @@ describe('malformed ireeperf-jsonl corpus', () => {
     expect(r1.stderr).toMatch(/nope\.jsonl: cannot read: ENOENT/);
     const r2 = tickwise(['info', join(dir, 'sub')]);
     expect(r2.status).toBe(2);
-    expect(r2.stderr).toMatch(/cannot tell the format/);
+    expect(r2.stderr).toMatch(/sub: a directory with no capture in it/);
   });
 });
