@@ -61,6 +61,12 @@ describe('a directory of captures', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toContain(`skipped ${db}: a tickwise store, not a capture`);
     expect(again.stdout.match(/^imported /gm)).toHaveLength(3);
+    // --json names what was passed over too
+    const j = tickwise('import', runs, '--db', join(d, 'j.duckdb'), '--json');
+    expect(j.code, j.stderr).toBe(0);
+    const doc = JSON.parse(j.stdout) as { imported: { input: string }[]; skipped: { path: string; why: string }[] };
+    expect(doc.imported.map((i) => i.input)).toEqual([join(runs, 'rank1', 'trace.pt.trace.json'), join(runs, 'run2.json'), join(runs, 'run10.json')]);
+    expect(doc.skipped.map((x) => x.path)).toEqual([join(runs, 'empty.json'), join(runs, 'rank1', 'loop'), join(runs, 'README.md')]);
     // an analysis verb reads a directory the same way
     const two = join(d, 'two');
     mkdirSync(two);

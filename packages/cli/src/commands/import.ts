@@ -88,7 +88,7 @@ export const importCommand: CommandModule<object, Args> = {
       on_lock_wait: (pid) => log(`waiting for the store: another tickwise process${pid !== null ? ` (pid ${pid})` : ''} is writing ${args.db}`),
     });
     if (args.json) {
-      out(formatJson({ db: args.db, imported: results }));
+      out(formatJson({ db: args.db, imported: results, skipped }));
       return;
     }
     for (const r of results) {
