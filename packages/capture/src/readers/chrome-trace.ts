@@ -334,18 +334,16 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
       if (props.length > 0) {
         await store.run(`INSERT INTO tw_ct_devprop VALUES ${props.map((p) => `(${sqlString(p.id)}, ${p.name === null ? 'NULL' : sqlString(p.name)})`).join(', ')}`);
       }
-      // a process's device kind judged once per process (three regexps), not once per event
+      // a process's device kind judged once per process (three regexps), not once per event. Every pid of a span
+      // gets a row, NULL but for its pid where the trace has no metadata for it: DuckDB's LEFT JOIN emits a chunk's
+      // unmatched rows after its matched ones, so spans of a pid without a row landed out of file order
       await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_proc AS
         SELECT *, ${KIND_OF('coalesce(pname, \'\') || \' \' || coalesce(plabels, \'\') || \' \' || coalesce(dpname, \'\')', 'is_dev_id')} AS pkind FROM (
-        SELECT p.*, dp.name AS dpname, dp.id IS NOT NULL AS is_dev_id FROM (
-          SELECT pid, max(CASE WHEN name = 'process_name' THEN args->>'name' END) AS pname,
-            max(CASE WHEN name = 'process_labels' THEN args->>'labels' END) AS plabels
-          FROM tw_ct WHERE ph = 'M' GROUP BY pid) p
+        SELECT p.pid, p.pname, p.plabels, CASE WHEN p.meta THEN dp.name END AS dpname, CASE WHEN p.meta THEN dp.id IS NOT NULL END AS is_dev_id FROM (
+          SELECT pid, bool_or(ph = 'M') AS meta, max(CASE WHEN ph = 'M' AND name = 'process_name' THEN args->>'name' END) AS pname,
+            max(CASE WHEN ph = 'M' AND name = 'process_labels' THEN args->>'labels' END) AS plabels
+          FROM tw_ct WHERE ph IN ('M', 'X', 'B') GROUP BY pid) p
         LEFT JOIN tw_ct_devprop dp ON dp.id = p.pid)`);
-      // every pid of a span gets a row (NULL where the trace has no metadata for it): DuckDB's LEFT JOIN emits a
-      // chunk's unmatched rows after its matched ones, so spans of a pid without a row landed out of file order
-      await store.run(`INSERT INTO tw_ct_proc (pid) SELECT DISTINCT c.pid FROM tw_ct c
-        WHERE c.ph IN ('X', 'B') AND NOT EXISTS (SELECT 1 FROM tw_ct_proc p WHERE p.pid IS NOT DISTINCT FROM c.pid)`);
       // B/E pairs per (pid, tid), as a stack over the thread's events in time order (file order among equal
       // times) pairs them: an E closes the innermost open B, an E with none open pairs with nothing. With the
       // nesting depth (B +1, E -1), a B's level is the depth after it and an E's the depth before it; the E
@@ -391,15 +389,16 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
 
       // ---- devices: one per process holding kernels (args.device when every kernel has one) ----
       const allDev = Number(await store.scalar(`SELECT count(*) FILTER (WHERE TRY_CAST(${ARG('device')} AS INTEGER) IS NULL) FROM ${SHARED}.tw_ct_span WHERE class = 'kernel'`)) === 0;
+      // a row per pid of a span: a device index, kind and names for the pids holding kernels, copies or sync markers,
+      // NULL for the others. The others have a row too: the inserts below read the spans through this lookup, and
+      // spans that matched no row came out of file order (90 of 332k in a 174 MB Kineto trace, differently each import)
+      const held = `class IN ('kernel', 'copy', 'sync')`;
       await store.run(`CREATE OR REPLACE TABLE ${SHARED}.tw_ct_dev AS
-        SELECT pid, (dense_rank() OVER (ORDER BY TRY_CAST(pid AS BIGINT) NULLS LAST, pid) - 1)::INTEGER AS dev_index,
-          max(pkind) AS pkind, max(pname) AS pname, max(dpname) AS dpname
-        FROM ${SHARED}.tw_ct_span WHERE class IN ('kernel', 'copy', 'sync') GROUP BY pid`);
-      // and a row (all NULL) for every other pid of a span, for the same reason: the host spans' insert below reads
-      // them through this join, and unmatched ones came out of file order (90 of 332k in a 174 MB Kineto trace, a
-      // different order each import)
-      await store.run(`INSERT INTO ${SHARED}.tw_ct_dev (pid) SELECT DISTINCT s.pid FROM ${SHARED}.tw_ct_span s
-        WHERE NOT EXISTS (SELECT 1 FROM ${SHARED}.tw_ct_dev d WHERE d.pid IS NOT DISTINCT FROM s.pid)`);
+        SELECT pid, CASE WHEN dev THEN (dense_rank() OVER (PARTITION BY dev ORDER BY TRY_CAST(pid AS BIGINT) NULLS LAST, pid) - 1)::INTEGER END AS dev_index,
+          pkind, pname, dpname FROM (
+          SELECT pid, bool_or(${held}) AS dev, max(pkind) FILTER (WHERE ${held}) AS pkind, max(pname) FILTER (WHERE ${held}) AS pname,
+            max(dpname) FILTER (WHERE ${held}) AS dpname
+          FROM ${SHARED}.tw_ct_span GROUP BY pid)`);
       const device = allDev ? `TRY_CAST(s.${ARG('device')} AS INTEGER)` : 'd.dev_index';
       await store.run(`CREATE OR REPLACE VIEW ${SHARED}.tw_ct_k AS
         SELECT s.*, ${device} AS device, d.pkind AS dkind, d.pname AS dname, d.dpname AS ddpname,
