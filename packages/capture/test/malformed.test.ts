@@ -11,6 +11,7 @@ const base = () => baseRecords();
 const lines = () => toJsonl(base()).split('\n').slice(0, -1);
 const withLine = (i: number, text: string) => { const l = lines(); l[i] = text; return l.join('\n') + '\n'; };
 const edit = (i: number, patch: Record<string, unknown>) => { const r = base(); Object.assign(r[i]!, patch); return toJsonl(r); };
+const edits = (...patches: [number, Record<string, unknown>][]) => { const r = base(); for (const [i, p] of patches) Object.assign(r[i]!, p); return toJsonl(r); };
 
 /** The base capture with two raw bytes that are not UTF-8 inside a kernel name (line 9). */
 function badUtf8(): Buffer {
@@ -40,6 +41,12 @@ const CASES: Case[] = [
   { name: 'u64 overflow', text: withLine(7, lines()[7]!.replace('"start_tick":2000', '"start_tick":18446744073709551616')), exit: 2, line: 8, message: /cannot be read/ },
   { name: 'negative tick', text: edit(7, { start_tick: -5 }), exit: 2, line: 8, message: /cannot be read/ },
   { name: 'a dispatch on device 4294967295 (none)', text: edit(7, { physical_device_ordinal: 4294967295 }), exit: 2, line: 8, message: /"physical_device_ordinal" is 4294967295 \(no device\) in this dispatch_event/ },
+  { name: 'a queue beyond the store\'s INTEGER', text: edit(7, { queue_ordinal: 2147483648 }), exit: 2, line: 8, message: /field "queue_ordinal": 2147483648 is out of range \(at most 2147483647\)/ },
+  { name: 'a workgroup count beyond u32', text: edit(8, { workgroup_count: [4294967296, 1, 1] }), exit: 2, line: 9, message: /field "workgroup_count": 4294967296 is out of range \(at most 4294967295\)/ },
+  { name: 'a negative duration in ns', text: edit(8, { duration_ns: -1 }), exit: 2, line: 9, message: /field "duration_ns": -1 is out of range \(ns >= 0\)|cannot be read/ },
+  { name: 'two values out of range: the earlier line is named, whatever the field', text: edits([7, { workgroup_count: [4294967296, 1, 1] }], [8, { queue_ordinal: 2147483648 }]), exit: 2, line: 8, message: /field "workgroup_count"/ },
+  { name: 'two values out of range on one line: the first field checked is named', text: edit(7, { command_index: 4294967296, queue_ordinal: 2147483648 }), exit: 2, line: 8, message: /field "queue_ordinal": 2147483648/ },
+  { name: 'queue 4294967295 is "none", not out of range', text: edit(7, { queue_ordinal: 4294967295 }), exit: 0, diagnostic: '', check: 'select count(*) from dispatches where queue is null', expect: '1' },
   { name: 'string where a tick belongs', text: edit(8, { end_tick: 'soon' }), exit: 2, line: 9, message: /cannot be read/ },
   { name: 'truncated last line', text: toJsonl(base()) + '{"schema_version":15,"record_type":"dispatch_ev', exit: 0, diagnostic: 'truncated-record', line: 11, check: 'select count(*) from dispatches', expect: '2' },
   { name: 'bare NaN', text: withLine(8, lines()[8]!.replace('"duration_ns":1000', '"duration_ns":NaN')), exit: 0, diagnostic: 'non-finite-number', line: 9, check: 'select count(*) from dispatches where source_dur_ns is null', expect: '1' },
