@@ -2,6 +2,7 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { createGunzip } from 'node:zlib';
 import { TickwiseError } from '@tickwise/time';
+import { maxRecordBytesOf } from './json-records';
 import { captureMessages } from './messages';
 import type { Compression } from './source-file';
 
@@ -69,7 +70,6 @@ export async function sanitizeJsonl(
   const out = createWriteStream(outPath, { highWaterMark: 4 << 20 });
   const strict = new TextDecoder('utf-8', { fatal: true });
   const lenient = new TextDecoder('utf-8');
-  let pending = Buffer.alloc(0);
   let lineNo = 0;
   const write = async (s: string) => {
     if (!out.write(s + '\n')) await once(out, 'drain');
@@ -104,19 +104,35 @@ export async function sanitizeJsonl(
     }
     return write(fixed.text);
   };
+  // a line's pieces are kept apart until its newline comes (one copy a line: concatenating them chunk by chunk made a
+  // long line quadratic), and a line beyond the record limit stops the import with its line
+  const maxLine = maxRecordBytesOf({});
+  let pieces: Buffer[] = [];
+  let piecesBytes = 0;
+  const checkLength = (bytes: number) => {
+    if (bytes > maxLine) {
+      throw new TickwiseError('bad-record', `a line of more than ${maxLine} bytes: beyond the limit of one record (TICKWISE_MAX_RECORD_BYTES raises it)`, { file: displayPath, line: lineNo + 1 });
+    }
+  };
+  const lineOf = (tail: Buffer) => (pieces.length === 0 ? tail : Buffer.concat([...pieces, tail]));
   for await (const chunk of input as AsyncIterable<Buffer>) {
-    let buf = pending.length ? Buffer.concat([pending, chunk]) : chunk;
     let start = 0;
     for (;;) {
-      const nl = buf.indexOf(10, start);
+      const nl = chunk.indexOf(10, start);
       if (nl < 0) break;
-      await handle(buf.subarray(start, nl), false, true);
+      checkLength(piecesBytes + nl - start);
+      await handle(lineOf(chunk.subarray(start, nl)), false, true);
+      pieces = [];
+      piecesBytes = 0;
       start = nl + 1;
     }
-    pending = Buffer.from(buf.subarray(start));
-    buf = pending;
+    if (start < chunk.length) {
+      pieces.push(Buffer.from(chunk.subarray(start)));
+      piecesBytes += chunk.length - start;
+      checkLength(piecesBytes);
+    }
   }
-  if (pending.length > 0) await handle(pending, true, false);
+  if (piecesBytes > 0) await handle(lineOf(Buffer.alloc(0)), true, false);
   out.end();
   await once(out, 'finish');
   return { issues, lines: lineNo };

@@ -508,27 +508,26 @@ export async function sha256File(path: string): Promise<string> {
 export async function firstInvalidUtf8Line(path: string): Promise<number | undefined> {
   const fh = await open(path, 'r');
   try {
+    // each line's bytes go through one streaming decoder, piece by piece (a long line is never put together: that
+    // was a copy per 1 MiB read, quadratic in the line's length)
     const decoder = new TextDecoder('utf-8', { fatal: true });
     const buf = Buffer.alloc(1 << 20);
     let line = 1;
-    let pending: Buffer = Buffer.alloc(0);
     for (;;) {
       const { bytesRead } = await fh.read(buf, 0, buf.length, null);
-      const chunk = bytesRead === 0 ? Buffer.alloc(0) : Buffer.concat([pending, buf.subarray(0, bytesRead)]);
+      if (bytesRead === 0) {
+        try { decoder.decode(); } catch { return line; }
+        return undefined;
+      }
       let start = 0;
-      const data = bytesRead === 0 ? pending : chunk;
       for (;;) {
-        const nl = data.indexOf(0x0a, start);
-        if (nl < 0) break;
-        try { decoder.decode(data.subarray(start, nl)); } catch { return line; }
+        const nl = buf.indexOf(0x0a, start);
+        if (nl < 0 || nl >= bytesRead) break;
+        try { decoder.decode(buf.subarray(start, nl)); } catch { return line; }
         line++;
         start = nl + 1;
       }
-      if (bytesRead === 0) {
-        try { decoder.decode(data.subarray(start)); } catch { return line; }
-        return undefined;
-      }
-      pending = Buffer.from(data.subarray(start));
+      try { decoder.decode(buf.subarray(start, bytesRead), { stream: true }); } catch { return line; }
     }
   } finally {
     await fh.close();
