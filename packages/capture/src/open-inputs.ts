@@ -56,10 +56,15 @@ const MAX_DIRECTORY_DEPTH = 16;
  * with `format` given when it is a regular file: the others (a README, a
  * summary, a store, a FIFO) are returned as `skipped` with the reason. A
  * directory with no capture at all is an error (exit 2), as an empty file is.
+ * `formats`: the format found for each file the walk detected, for the
+ * import to use rather than detect it again.
  */
-export async function expandInputs(inputs: readonly string[], opts: { format?: string } = {}): Promise<{ inputs: string[]; skipped: SkippedInput[] }> {
+export async function expandInputs(
+  inputs: readonly string[], opts: { format?: string } = {},
+): Promise<{ inputs: string[]; skipped: SkippedInput[]; formats: Map<string, string> }> {
   const out: string[] = [];
   const skipped: SkippedInput[] = [];
+  const formats = new Map<string, string>();
   for (const input of inputs) {
     const st = input === '-' ? undefined : await stat(input).catch(() => undefined);
     // a missing path, stdin, a file: the reader says what is wrong with it
@@ -74,7 +79,7 @@ export async function expandInputs(inputs: readonly string[], opts: { format?: s
       continue;
     }
     const before = { out: out.length, skipped: skipped.length };
-    await walkCaptures(input, opts.format, out, skipped, new Set([await realpath(input)]), 0);
+    await walkCaptures(input, opts.format, out, skipped, formats, new Set([await realpath(input)]), 0);
     if (out.length === before.out) {
       const seen = skipped.slice(before.skipped);
       throw new TickwiseError('empty-input',
@@ -84,10 +89,12 @@ export async function expandInputs(inputs: readonly string[], opts: { format?: s
         { file: input });
     }
   }
-  return { inputs: out, skipped };
+  return { inputs: out, skipped, formats };
 }
 
-async function walkCaptures(dir: string, format: string | undefined, out: string[], skipped: SkippedInput[], seen: Set<string>, depth: number): Promise<void> {
+async function walkCaptures(
+  dir: string, format: string | undefined, out: string[], skipped: SkippedInput[], formats: Map<string, string>, seen: Set<string>, depth: number,
+): Promise<void> {
   const { detectFormat, readerFailure } = await import('./formats');
   const { openSource } = await import('./source-file');
   const { sniffRecorderDir } = await import('./recorder-import');
@@ -114,7 +121,7 @@ async function walkCaptures(dir: string, format: string | undefined, out: string
         continue;
       }
       seen.add(real);
-      await walkCaptures(path, format, out, skipped, seen, depth + 1);
+      await walkCaptures(path, format, out, skipped, formats, seen, depth + 1);
     } else if (!st.isFile()) {
       skipped.push({ path, why: 'not a regular file' });
     } else if (isStorePath(path)) {
@@ -126,7 +133,7 @@ async function walkCaptures(dir: string, format: string | undefined, out: string
     } else {
       const src = await openSource(path);
       try {
-        await detectFormat(src);
+        formats.set(path, await detectFormat(src));
         out.push(path);
       } catch (e) {
         // not a capture: passed over; a capture that cannot be read (damaged gzip, no permission): the import's error
@@ -157,11 +164,14 @@ export async function openInputs(
       throw new TickwiseError('unreadable-input', `cannot open store: ${(e as Error).message.split('\n')[0]}`, { file: stores[0], cause: e });
     }
   }
-  const { inputs, skipped } = await expandInputs(given, opts);
+  const { inputs, skipped, formats } = await expandInputs(given, opts);
   const store = await Store.open(':memory:');
   const imported: ImportResult[] = [];
   try {
-    for (const input of inputs) imported.push(await importInput(store, input, opts));
+    for (const input of inputs) {
+      const found = formats.get(input); // a file a folder's walk detected keeps that format (not detected twice)
+      imported.push(await importInput(store, input, found !== undefined ? { ...opts, format: found } : opts));
+    }
     await redactStoredConditions(store);
   } catch (e) {
     await store.close();

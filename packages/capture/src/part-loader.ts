@@ -43,9 +43,9 @@ export class PartLoader {
    * loads after the scan anyway, and each change of DuckDB's thread count
    * restarts its threads and trims the process's heap: 2-16 ms, four a file).
    */
-  static async start(store: Store, maxObjectBytes: number, src?: { readonly sizeBytes: number; readonly compression: string }): Promise<PartLoader> {
+  static async start(store: Store, maxObjectBytes: number, src: { readonly sizeBytes: number; readonly compression: string }): Promise<PartLoader> {
     const l = new PartLoader(store, maxObjectBytes);
-    if (src === undefined || spansParts(src)) {
+    if (spansParts(src)) {
       l.threads = String(await store.scalar(`SELECT current_setting('threads')`));
       await store.run('SET threads = 1');
     }

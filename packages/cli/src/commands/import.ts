@@ -56,7 +56,7 @@ export const importCommand: CommandModule<object, Args> = {
       ? startConditionSampling({ env: { ...process.env, ...(args.env ? loaderEnv(args.env) : {}) }, argvAbsentWhy: 'the capture was imported; the command that made it is not known (tickwise capture records it)' })
       : null;
     // a directory stands for the captures in it (and below it); what else it holds is named and passed over
-    const { inputs, skipped } = await expandInputs(args.inputs, importOptions(args));
+    const { inputs, skipped, formats } = await expandInputs(args.inputs, importOptions(args));
     logSkipped(skipped);
     const results = await withAtomicStore(args.db, async (store) => {
       const done = [];
@@ -67,7 +67,9 @@ export const importCommand: CommandModule<object, Args> = {
         const bar = importProgress(`import ${shown}`, size);
         bar.watch(store);
         try {
-          const opts = { ...importOptions(args, bar.phase), ...(args.label ? { label: args.label } : {}) };
+          // a file a folder's walk detected keeps that format (not detected twice)
+          const found = formats.get(input);
+          const opts = { ...importOptions(args, bar.phase), ...(args.label ? { label: args.label } : {}), ...(found !== undefined ? { format: found } : {}) };
           const r = await importInput(store, input, opts);
           const wall_refs = args.wall ? (await importWallRefs(store, args.wall, r.capture_id)).refs.length : 0;
           const provenance_files = provenance ? await storeProvenance(store, r.capture_id, provenance) : 0;
