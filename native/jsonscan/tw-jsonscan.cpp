@@ -306,11 +306,11 @@ class Out {
     count++;
   }
   void flush(bool force) {
-    if (buf.empty() || (!force && buf.size() < std::min<uint64_t>(4u << 20, partBytes_))) return;
+    if (buf.empty() || (!force && buf.size() < std::min<uint64_t>(4u << 20, partLimit()))) return;
     if (std::fwrite(buf.data(), 1, buf.size(), f_) != buf.size()) fallback(std::string("write failed: ") + std::strerror(errno));
     written_ += buf.size();
     buf.clear();
-    if (!force && written_ - partStart_ >= partBytes_) endPart(true);
+    if (!force && written_ - partStart_ >= partLimit()) endPart(true);
   }
   void close() {
     flush(true);
@@ -326,6 +326,10 @@ class Out {
   FILE *f_ = nullptr;
   uint64_t written_ = 0, partStart_ = 0, partFirst_ = 0;
   size_t parts_ = 0;
+
+  // the bytes the current part holds at least before it ends: a quarter of partBytes for the first (so the
+  // loader starts soon after the scan does), partBytes after (NdjsonOut.partLimit)
+  uint64_t partLimit() const { return parts_ == 0 ? partBytes_ / 4 : partBytes_; }
 
   void open() {
     f_ = std::fopen(path_.c_str(), "wb");

@@ -5,6 +5,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import { importInput, type ImportOptions } from '../src/index';
+import { importMemoryLimit } from '../src/capture-rows';
 import { ROOT, tickwise, tmp } from './helpers';
 import { KERNEL_TOTALS_SQL, expectGolden, fixture } from './trace-helpers';
 
@@ -329,5 +330,26 @@ describe('Chrome trace JSON: bad input', () => {
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(new RegExp(`tickwise: .*broken\\.json:3: bad record`));
     expect(r.stderr).not.toMatch(/at .*\.ts:\d+/);
+  });
+});
+
+describe('Chrome trace JSON: memory', () => {
+  it('bounds DuckDB\'s memory by the trace\'s size: twice it, within read_json\'s need and 700 MB; TICKWISE_IMPORT_MEMORY overrides', async () => {
+    const limits = { minMb: 318, capMb: 700 };
+    expect(importMemoryLimit({ sizeBytes: 174_112_708, compression: 'none' }, limits, {})).toBe('348MB');
+    expect(importMemoryLimit({ sizeBytes: 3_770, compression: 'none' }, limits, {})).toBe('318MB');
+    expect(importMemoryLimit({ sizeBytes: 1_009_837_276, compression: 'none' }, limits, {})).toBe('700MB');
+    // a compressed trace counts ten times its size on disk (a trace compresses 10-20x)
+    expect(importMemoryLimit({ sizeBytes: 30_000_000, compression: 'gzip' }, limits, {})).toBe('600MB');
+    expect(importMemoryLimit({ sizeBytes: 174_112_708, compression: 'none' }, limits, { TICKWISE_IMPORT_MEMORY: '4GB' })).toBe('4GB');
+    // a floor above the cap wins (read_json's buffers must fit)
+    expect(importMemoryLimit({ sizeBytes: 1_000_000_000, compression: 'none' }, { minMb: 800, capMb: 700 }, {})).toBe('800MB');
+    // the import sets it: a small trace gets the floor (4 x read_json's 64 MiB objects + 50 MB)
+    const { store } = await load(KINETO);
+    try {
+      expect(String(await store.scalar(`SELECT current_setting('memory_limit')`))).toMatch(/^(318\.\d MB|303\.\d MiB)$/);
+    } finally {
+      await store.close();
+    }
   });
 });

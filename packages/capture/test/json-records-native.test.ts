@@ -20,6 +20,7 @@ import { maxRecordBytesOf } from '../src/json-records';
 import { sourceJsonText } from '../src/capture-rows';
 import { tmp } from './helpers';
 import { genDoc, genMutant } from './json-gen';
+import { fixture } from './trace-helpers';
 
 const BIN = nativeScanner();
 
@@ -100,6 +101,17 @@ describe('native JSON scanner vs the TypeScript scanner (seeded)', () => {
       records += js.counts[0]!;
     }
     expect(records).toBeGreaterThan(1000);
+  });
+
+  it('cuts its first part at a quarter of partBytes and the others at partBytes, as the TypeScript scanner does', async () => {
+    const dir = tmp('tickwise-scan-nat-');
+    const nat = await nativeScan(fixture('chrome-trace', 'kineto.pt.trace.json'), options(dir, 3, 64, 800), dir);
+    expect(nat).not.toBeNull();
+    const sizes = nat!.parts[0]!.map((p) => Buffer.byteLength(readFileSync(p.path, 'utf8')));
+    expect(sizes.length).toBeGreaterThanOrEqual(4);
+    expect(sizes[0]).toBeGreaterThanOrEqual(200);
+    expect(sizes[0]).toBeLessThan(800);
+    for (const s of sizes.slice(1, -1)) expect(s).toBeGreaterThanOrEqual(800);
   });
 
   it('routes by a key: exactly the records with one plain "ph" not kept go to the route, as their source text; the rest are the TypeScript scanner\'s NDJSON', async () => {

@@ -36,6 +36,25 @@ describe('scanJsonRecords: records out of any JSON document, streamed', () => {
     }
   });
 
+  it('writes parts of partBytes or more, the first from a quarter of that (the loader starts on it soon), each ending at a record\'s end', async () => {
+    const file = fixture('chrome-trace', 'kineto.pt.trace.json');
+    const whole = await scan(file, chromeSpec);
+    for (const chunkBytes of [1, 16, 64]) {
+      const dir = tmp('tickwise-scan-');
+      const parts: { path: string; startByte: number; records: number }[] = [];
+      const src = await openSource(file);
+      await scanJsonRecords(src, { mode: 'document', chunkBytes, records: chromeSpec(dir).map((r) => ({ ...r, partBytes: 800, onPart: (p) => parts.push(p) })) });
+      const sizes = parts.map((p) => Buffer.byteLength(readFileSync(p.path, 'utf8')));
+      expect(parts.length).toBeGreaterThanOrEqual(4);
+      // the first: 200 bytes (a quarter of 800) and what the read that reached them wrote; then 800 and more, the last any size
+      expect(sizes[0]).toBeGreaterThanOrEqual(200);
+      expect(sizes[0]).toBeLessThan(800);
+      for (const s of sizes.slice(1, -1)) expect(s).toBeGreaterThanOrEqual(800);
+      expect(parts.map((p) => readFileSync(p.path, 'utf8')).join('')).toBe(whole.outs[0]);
+      for (const p of parts) if (p.records > 0) expect(readFileSync(p.path, 'utf8').endsWith('\n')).toBe(true);
+    }
+  });
+
   it('writes one line per record with its source line and array position, and the exact ns of ts/dur', async () => {
     const { result, outs } = await scan(fixture('chrome-trace', 'precision.json'), chromeSpec);
     const lines = outs[0]!.trim().split('\n').map((l) => JSON.parse(l));

@@ -1,11 +1,10 @@
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QueryError, type DeviceKind, type Store } from '@tickwise/store';
 import { NS_PER, TickwiseError, type TimeUnit } from '@tickwise/time';
 import type { Diagnostic, ImportOptions, ImportResult } from './ireeperf-jsonl';
 import {
   baseName, cleanDuckdbMessage, insertAssumption, insertCapture, insertCondition, insertDevices, insertDiagnostics, ndjsonErrorLine, runJsonRead,
-  sourceJsonText, sqlString, withTempDir,
+  setImportMemory, sourceJsonText, sqlString, withTempDir,
 } from '../capture-rows';
 import { maxRecordBytesOf, scaleDecimal, scanJsonRecords } from '../json-records';
 import { pickRecords } from '../pick-records';
@@ -89,7 +88,7 @@ const NS_SUM = (a: string, b: string, aNs: string, bNs: string) =>
  * read_json's maximum_object_size: the scanner's record limit (64 MiB, or
  * TICKWISE_MAX_RECORD_BYTES) plus the fields it appends. DuckDB holds a
  * buffer of twice this per thread, so it bounds memory_limit from below
- * (the former fixed 256 MiB failed under a 1 GB limit).
+ * (the former fixed 256 MiB failed under a 1 GB limit; see setImportMemory).
  */
 const maxEventBytes = () => maxRecordBytesOf({}) + 4096;
 
@@ -231,12 +230,9 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
   opts.onProgress?.('scanning');
   return withTempDir('tickwise-chrome-', async (dir) => {
     const out = join(dir, 'events.ndjson');
-    // Bound DuckDB's memory so a multi-GB trace spills to disk instead of growing the
-    // process (as the ireeperf reader does; TICKWISE_IMPORT_MEMORY overrides, e.g. "4GB").
-    // 700MB, not 1GB: DuckDB's sorts and JSON parsing and the process itself come on top
-    // (a 1 GB trace peaked at 1.7 GB RSS with 1GB, ~1.45 GB with 700MB, as fast)
-    await store.run(`SET memory_limit = '${(process.env['TICKWISE_IMPORT_MEMORY'] ?? '700MB').replace(/[^0-9A-Za-z.]/g, '')}'`);
-    await store.run(`SET temp_directory = ${sqlString(join(tmpdir(), 'tickwise-duckdb-spill'))}`);
+    // DuckDB's memory bounded by the trace's size, 700 MB at most (a 1 GB trace peaked at 1.7 GB RSS under 1GB,
+    // ~1.45 GB under 700MB, as fast), and at least read_json's buffers on two threads and 50 MB
+    await setImportMemory(store, src, { minMb: Math.max(300, (4 * maxEventBytes()) / 1e6 + 50), capMb: 700 });
     // DuckDB loads each part of the staged events while the scanner writes the next; tw_ct's rowid is the event's index
     const loader = await PartLoader.start(store, maxEventBytes(), src);
     let scan;
