@@ -20,8 +20,13 @@
  *
  * Steps: JSON.parse (the baseline), python3's json.load, the TypeScript
  * scanner alone (`TICKWISE_JSONSCAN=0`), the native scanner alone
- * (native/jsonscan, when built), and the whole import (the readers use the
- * native scanner when it is built).
+ * (native/jsonscan, when built), the whole import (the readers use the
+ * native scanner when it is built), and a floor under the import: DuckDB
+ * alone writing the rows that import stored (its event tables, held in
+ * TEMP tables first and not timed) into a fresh store, as the import writes
+ * them (host_events on one connection, the rest on a second, one thread
+ * each), with the checkpoint. No import of the file can be faster than that
+ * step plus reading the file and starting a process.
  *
  * Prints, per input and step, the median wall time, MB/s of the uncompressed
  * size and its ratio to JSON.parse's in the same run, the best run's MB/s,
@@ -164,9 +169,10 @@ interface Run {
 }
 
 const loader = join(root, 'node_modules/tsx/dist/loader.mjs');
+const sqlQuote = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
 /** One measured step in a fresh process; its last stdout line is a {@link Run} as JSON. */
-function child(step: 'parse' | 'python' | 'scan' | 'nscan' | 'import', kind: 'chrome' | 'rocprof', file: string): Run | null {
+function child(step: 'parse' | 'python' | 'scan' | 'nscan' | 'import' | 'write', kind: 'chrome' | 'rocprof', file: string): Run | null {
   if (step === 'python') {
     const code = `
 import gzip, json, resource, sys, time
@@ -177,8 +183,10 @@ print(json.dumps({'s': time.perf_counter() - t0, 'cpu_s': time.process_time() - 
     const r = spawnSync('python3', ['-c', code, file], { encoding: 'utf8' });
     return r.status === 0 ? (JSON.parse(r.stdout.trim().split('\n').pop()!) as Run) : null;
   }
-  const db = join(work, 'bench.duckdb');
+  const imported = join(work, 'bench.duckdb');
+  const db = step === 'write' ? join(work, 'bench-write.duckdb') : imported;
   for (const p of [db, `${db}.wal`]) if (existsSync(p)) rmSync(p);
+  if (step === 'write' && !existsSync(imported)) return null;
   const out = join(work, 'scan');
   mkdirSync(out, { recursive: true });
   const code = `
@@ -189,10 +197,35 @@ print(json.dumps({'s': time.perf_counter() - t0, 'cpu_s': time.process_time() - 
     const file = ${JSON.stringify(file)}, kind = ${JSON.stringify(kind)}, step = ${JSON.stringify(step)}, out = ${JSON.stringify(out)};
     // DuckDB's native library loads when the first store opens: module loading, not counted
     await (await import('@tickwise/store')).loadDuckdb();
+    const tables = ['host_events', 'dispatches', 'raw_records', 'metric_samples'];
+    let w;
+    if (step === 'write') {
+      // the imported rows held in TEMP tables of a fresh store (not timed), its tables empty
+      const { Store } = await import('@tickwise/store');
+      w = await Store.open(${JSON.stringify(db)});
+      await w.run(\`ATTACH ${sqlQuote(imported)} AS imp (READ_ONLY)\`);
+      // TEMP tables are a connection's own: the second connection's rows are in an attached in-memory database
+      await w.run("ATTACH ':memory:' AS wm");
+      await w.run('CREATE TEMP TABLE w_host_events AS SELECT * FROM imp.host_events');
+      for (const t of tables.slice(1)) await w.run(\`CREATE TABLE wm.\${t} AS SELECT * FROM imp.\${t}\`);
+      await w.run('DETACH imp');
+      await w.run('CHECKPOINT');
+    }
     const c0 = process.cpuUsage();
     const t0 = performance.now();
     let records = 0;
-    if (step === 'parse') {
+    if (step === 'write') {
+      const second = await w.sibling();
+      await w.run('SET threads = 1');
+      await Promise.all([
+        w.run('INSERT INTO host_events SELECT * FROM w_host_events'),
+        (async () => { for (const t of tables.slice(1)) await second.run(\`INSERT INTO \${t} SELECT * FROM wm.\${t}\`); })(),
+      ]);
+      await second.close();
+      await w.run('CHECKPOINT');
+      records = Number(await w.scalar('SELECT count(*) FROM host_events'));
+      await w.close();
+    } else if (step === 'parse') {
       const bytes = readFileSync(file);
       const v = JSON.parse((file.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8'));
       records = kind === 'chrome' ? v.traceEvents.length : v['rocprofiler-sdk-tool'][0].buffer_records.kernel_dispatch.length;
@@ -309,7 +342,7 @@ const steps = [
   ...(python ? [['python', 'python3 json.load']] : []),
   ['scan', 'TS scanner -> NDJSON (exact ts/dur)'],
   ['nscan', 'native scanner -> NDJSON'],
-  ...(args.includes('--no-import') ? [] : [['import', 'importInput (end to end)']]),
+  ...(args.includes('--no-import') ? [] : [['import', 'importInput (end to end)'], ['write', 'floor: DuckDB writes its rows']]),
 ] as const;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const kinds = (['chrome', 'chrome-be', 'rocprof'] as const).filter((k) => !only || k === only);
