@@ -135,6 +135,30 @@ describe('SQL builders', () => {
   });
 });
 
+describe('the selection of sources', () => {
+  it('reads each (capture, device) in its own time-source family only, through one IN list per family at any number of devices', async () => {
+    const store = await track(Store.open(':memory:'));
+    await store.run(`INSERT INTO captures (capture_id, path, format, timeline, producer, sha256) SELECT c, 'c' || c, 'test', 'host_monotonic', 'sql.test', 'ab' FROM range(1, 4) t(c)`);
+    // every (capture, device) has rows of both families; one row per family a device, numbered so the sum says which were read
+    await store.run(`INSERT INTO dispatches (capture_id, device, queue, kernel, start_ns, end_ns, dur_ns, time_source, valid, line)
+      SELECT c, d, 0, 'k', 1000 * d, 1000 * d + 10, 10, ts, true, c * 100000 + d * 10 + (ts = 'host_monotonic')::INTEGER
+      FROM range(1, 4) t(c), range(0, 700) u(d), (VALUES ('device_tick_fit'), ('host_monotonic')) v(ts)`);
+    // captures 1 and 3 from device ticks on even devices, host clocks on odd ones; capture 2 not selected
+    const sources = [1, 3].flatMap((c) => Array.from({ length: 700 }, (_, d) => ({ capture_id: c, device: d, family: d % 2 === 0 ? 'device' as const : 'host' as const })));
+    const spec: SelectionSpec = { sources, segments: null };
+    const sql = selectionSql(spec);
+    // two families, two terms: not one per device (an OR of 1,400 terms made every row test every device)
+    expect(sql.match(/\bOR\b/g)?.length ?? 0).toBe(1);
+    const [got] = await store.rows(`SELECT count(*)::INTEGER AS n, sum(d.line)::BIGINT AS lines FROM (${sql}) s JOIN dispatches d ON d.rowid = s.rowid_key`);
+    const want = sources.map((s) => s.capture_id * 100000 + s.device * 10 + (s.family === 'host' ? 1 : 0));
+    expect(got).toEqual({ n: 1400, lines: BigInt(want.reduce((a, b) => a + b, 0)) });
+    // scoped to one device: its own family only
+    const one = await store.rows(`SELECT time_source FROM (${selectionSql(spec, { capture_id: 3, device: 5, queue: null })})`);
+    expect(one).toEqual([{ time_source: 'host_monotonic' }]);
+    expect(selectionSql({ sources: [], segments: null })).toMatch(/\bfalse\b/);
+  });
+});
+
 describe('views', () => {
   const ds: D[] = [
     ...scenario(7, 0, 60),

@@ -4,7 +4,7 @@
  * imported as `gpu`), by content: the NPU capture is the one whose every
  * kernel is a GEMM tile with an MxNxK shape. Never by the order of the inputs.
  */
-import { gemmShapeFromName, planSources, whereLabel } from '@tickwise/analyzer';
+import { byDevice, deviceKey, gemmShapeFromName, planSources, whereLabel } from '@tickwise/analyzer';
 import type { Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 
@@ -39,8 +39,9 @@ export async function scheduleDevices(store: Store, wantNpu: boolean): Promise<S
   // no device says npu: tell them apart by their kernels
   const kernels = await store.query({ capture_id: 'number', device: 'number', kernel: 'string' },
     'SELECT DISTINCT capture_id, device, kernel FROM dispatches WHERE kernel IS NOT NULL');
+  const kernelsOf = byDevice(kernels);
   const tilesOnly = gpus.filter((d) => {
-    const ks = kernels.filter((k) => k.capture_id === d.capture_id && k.device === d.device);
+    const ks = kernelsOf.get(deviceKey(d)) ?? [];
     return ks.length > 0 && ks.every((k) => isTile(k.kernel));
   });
   const others = gpus.filter((d) => !tilesOnly.includes(d));

@@ -6,7 +6,7 @@
  */
 import { partitionBy } from './intervals';
 import { sqlBigint, sqlInt, sqlString } from './quote';
-import { DEVICE_TIMED, HOST_TIMED, segmentJoinSql, type Scope, type SelectionSpec } from './selection';
+import { scopedSources, segmentJoinSql, sourcesPredicate, type Scope, type SelectionSpec } from './selection';
 
 /**
  * The rows `selectionSql(spec, scope)` selects (one time source per device,
@@ -17,9 +17,7 @@ import { DEVICE_TIMED, HOST_TIMED, segmentJoinSql, type Scope, type SelectionSpe
  * dur_ns, wx, wy, wz, rows_src, segment`.
  */
 export function launchRowsSql(spec: SelectionSpec, scope?: Scope, extraWhere?: string): string {
-  const sources = scope ? spec.sources.filter((s) => s.capture_id === scope.capture_id && s.device === scope.device) : spec.sources;
-  const pred = sources.map((s) => `(capture_id = ${sqlInt(s.capture_id)} AND device = ${sqlInt(s.device)} AND time_source IN (${(s.family === 'host' ? HOST_TIMED : DEVICE_TIMED).map((f) => `'${f}'`).join(', ')}))`);
-  const where = ['valid', 'start_ns IS NOT NULL', 'end_ns IS NOT NULL', pred.length ? `(${pred.join(' OR ')})` : 'false'];
+  const where = ['valid', 'start_ns IS NOT NULL', 'end_ns IS NOT NULL', sourcesPredicate(scopedSources(spec, scope))];
   if (scope) where.push(`capture_id = ${sqlInt(scope.capture_id)}`, `device = ${sqlInt(scope.device)}`);
   if (scope && scope.queue !== null) where.push(`queue = ${sqlInt(scope.queue)}`);
   if (extraWhere) where.push(`(${extraWhere})`);

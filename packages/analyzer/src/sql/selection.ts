@@ -61,9 +61,33 @@ function list(xs: readonly string[]): string {
   return xs.map((x) => `'${x}'`).join(', ');
 }
 
-function sourcePredicate(s: DeviceSource): string {
-  const fam = s.family === 'device' ? DEVICE_TIMED : HOST_TIMED;
-  return `(capture_id = ${sqlInt(s.capture_id)} AND device = ${sqlInt(s.device)} AND time_source IN (${list(fam)}))`;
+/**
+ * SQL: true for a row (columns `capture_id`, `device`, `time_source`) of one
+ * of `sources` in its time-source family: per family, the devices' (capture,
+ * device) pairs as one IN list, which DuckDB hashes. An OR of a term per
+ * device made every row test every device: 2,000 devices, 1 M rows: 2.7 s
+ * against 35-70 ms a query; 12,000 one-dispatch devices (a Kineto trace
+ * whose every kernel has its own device id): 5.1 s against milliseconds.
+ * No sources: false.
+ */
+export function sourcesPredicate(sources: readonly DeviceSource[]): string {
+  const terms: string[] = [];
+  for (const family of ['device', 'host'] as const) {
+    const pairs = sources.filter((s) => s.family === family).map((s) => `(${sqlInt(s.capture_id)}, ${sqlInt(s.device)})`);
+    if (pairs.length > 0) terms.push(`(time_source IN (${list(family === 'device' ? DEVICE_TIMED : HOST_TIMED)}) AND (capture_id, device) IN (${pairs.join(', ')}))`);
+  }
+  return terms.length === 0 ? 'false' : terms.length === 1 ? terms[0]! : `(${terms.join(' OR ')})`;
+}
+
+/** The sources of `spec` a scope narrows to (every source without a scope). */
+export function scopedSources(spec: SelectionSpec, scope?: Scope): readonly DeviceSource[] {
+  return scope ? spec.sources.filter((s) => s.capture_id === scope.capture_id && s.device === scope.device) : spec.sources;
+}
+
+/** The segment ranges of `segments` on one of `sources` (a set of keys: not a scan of the sources per range). */
+export function sourcesSegments(segments: readonly SegmentRange[], sources: readonly DeviceSource[]): SegmentRange[] {
+  const keys = new Set(sources.map((s) => `${s.capture_id}/${s.device}`));
+  return segments.filter((g) => keys.has(`${g.capture_id}/${g.device}`));
 }
 
 /**
@@ -202,13 +226,8 @@ export function segmentJoinSql(rows: string, segments: readonly SegmentRange[] |
  * With segment ranges, each row is labelled by {@link segmentJoinSql}.
  */
 export function selectionSql(spec: SelectionSpec, scope?: Scope, extraWhere?: string): string {
-  const sources = scope ? spec.sources.filter((s) => s.capture_id === scope.capture_id && s.device === scope.device) : spec.sources;
-  const where = [
-    'valid',
-    'start_ns IS NOT NULL',
-    'end_ns IS NOT NULL',
-    sources.length ? `(${sources.map(sourcePredicate).join(' OR ')})` : 'false',
-  ];
+  const sources = scopedSources(spec, scope);
+  const where = ['valid', 'start_ns IS NOT NULL', 'end_ns IS NOT NULL', sourcesPredicate(sources)];
   if (scope) {
     where.push(`capture_id = ${sqlInt(scope.capture_id)}`, `device = ${sqlInt(scope.device)}`);
     if (scope.queue !== null) where.push(`queue = ${sqlInt(scope.queue)}`);
@@ -220,8 +239,7 @@ export function selectionSql(spec: SelectionSpec, scope?: Scope, extraWhere?: st
     FROM dispatches
     WHERE ${where.join(' AND ')}`;
   if (spec.segments === null) return rows(',\n      0 AS segment');
-  const mine = spec.segments.filter((g) => sources.some((s) => s.capture_id === g.capture_id && s.device === g.device));
-  return segmentJoinSql(rows(''), mine);
+  return segmentJoinSql(rows(''), sourcesSegments(spec.segments, sources));
 }
 
 /**
@@ -230,14 +248,9 @@ export function selectionSql(spec: SelectionSpec, scope?: Scope, extraWhere?: st
  */
 export function devicesOnlySql(selection: string, devices: readonly { capture_id: number; device: number }[], total: number): string {
   if (devices.length === total) return selection;
-  const byCapture = new Map<number, number[]>();
-  for (const d of devices) {
-    let list = byCapture.get(d.capture_id);
-    if (list === undefined) byCapture.set(d.capture_id, (list = []));
-    list.push(d.device);
-  }
-  const pred = [...byCapture].map(([c, ds]) => `(capture_id = ${sqlInt(c)} AND device IN (${ds.map((x) => sqlInt(x)).join(', ')}))`);
-  return `SELECT * FROM (${selection}) WHERE ${pred.length ? pred.join(' OR ') : 'false'}`;
+  // one IN list of pairs (hashed by DuckDB), not a term per capture
+  const pairs = devices.map((d) => `(${sqlInt(d.capture_id)}, ${sqlInt(d.device)})`);
+  return `SELECT * FROM (${selection}) WHERE ${pairs.length ? `(capture_id, device) IN (${pairs.join(', ')})` : 'false'}`;
 }
 
 /**

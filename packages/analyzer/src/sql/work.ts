@@ -16,7 +16,7 @@
  * ```
  */
 import { sqlInt } from './quote';
-import { DEVICE_TIMED, HOST_TIMED, segmentJoinSql, selectionSql, type Scope, type SelectionSpec } from './selection';
+import { scopedSources, segmentJoinSql, selectionSql, sourcesPredicate, type Scope, type SelectionSpec } from './selection';
 
 /** What `--work` may select. */
 export const WorkSet = {
@@ -47,11 +47,9 @@ export const HOST_WORK_QUEUE = `coalesce(queue, TRY_CAST(json_extract_string(arg
  * `correlation_id` and `work`.
  */
 export function hostWorkSql(spec: SelectionSpec, scope?: Scope): string {
-  const sources = scope ? spec.sources.filter((s) => s.capture_id === scope.capture_id && s.device === scope.device) : spec.sources;
-  const pred = sources.map((s) => `(capture_id = ${sqlInt(s.capture_id)} AND device = ${sqlInt(s.device)} AND time_source IN (${list(s.family === 'device' ? DEVICE_TIMED : HOST_TIMED)}))`);
   const where = [
     `kind IN (${list(DEVICE_WORK_HOST_KINDS)})`, 'coalesce(valid, true)', 'start_ns IS NOT NULL', 'end_ns IS NOT NULL', 'end_ns >= start_ns',
-    pred.length ? `(${pred.join(' OR ')})` : 'false',
+    sourcesPredicate(scopedSources(spec, scope)),
   ];
   const inner = `SELECT capture_id, device, ${HOST_WORK_QUEUE} AS queue, submission_id, -1 - rowid AS rowid_key,
       name AS kernel, start_ns, end_ns, end_ns - start_ns AS dur_ns, time_source,

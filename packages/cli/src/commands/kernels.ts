@@ -1,5 +1,5 @@
 import type { CommandModule } from 'yargs';
-import { kernelStats } from '@tickwise/analyzer';
+import { byDevice, deviceKey, kernelStats } from '@tickwise/analyzer';
 import { withAnalysis, selectionOptions, header, captures, dur, pct, excludedNote, type AnalysisArgs } from '../analysis-options';
 import { withStore } from '../options';
 import { formatJson, formatTable, out } from '../output';
@@ -18,9 +18,11 @@ export const kernelsCommand: CommandModule<object, AnalysisArgs> = {
         return;
       }
       const lines = [await header(store, ids)];
+      // grouped once (a filter per device was devices x kernels: 100k one-kernel devices, a minute)
+      const kernelsOf = byDevice(r.kernels);
       for (const d of r.devices) {
         lines.push(`\ncapture ${d.capture_id} device ${d.device} (${d.kind}): ${d.dispatches} dispatches, busy ${dur(d.busy_ns)} (union); segment ${r.segment}`);
-        const rows = r.kernels.filter((k) => k.capture_id === d.capture_id && k.device === d.device).map((k) => ({
+        const rows = (kernelsOf.get(deviceKey(d)) ?? []).map((k) => ({
           kernel: k.kernel, count: k.count, total: dur(k.total_ns), 'of busy': pct(k.share_of_busy), mean: dur(k.mean_ns), median: dur(k.median_ns),
           p10: dur(k.p10_ns), p90: dur(k.p90_ns), min: dur(k.min_ns), max: dur(k.max_ns),
         }));

@@ -1,5 +1,5 @@
 import type { CommandModule } from 'yargs';
-import { overlap } from '@tickwise/analyzer';
+import { deviceKey, overlap } from '@tickwise/analyzer';
 import { withAnalysis, withWork, workOption, workLine, selectionOptions, header, captures, dur, pct, excludedNote, type AnalysisArgs } from '../analysis-options';
 import { withStore } from '../options';
 import { formatJson, formatTable, out } from '../output';
@@ -30,7 +30,8 @@ export const overlapCommand: CommandModule<object, AnalysisArgs & { work?: strin
       // devices of different runs (spans that never meet) are not compared (issue 18.1); --json keeps every pair
       const spans = await store.query({ capture_id: 'number', device: 'number', first_ns: 'bigint', last_ns: 'bigint' },
         `SELECT capture_id, device, min(start_ns) AS first_ns, max(end_ns) AS last_ns FROM dispatches WHERE valid AND start_ns IS NOT NULL GROUP BY ALL`);
-      const span = (d: { capture_id: number; device: number }) => spans.find((x) => x.capture_id === d.capture_id && x.device === d.device);
+      const spanOf = new Map(spans.map((x) => [deviceKey(x), x]));
+      const span = (d: { capture_id: number; device: number }) => spanOf.get(deviceKey(d));
       const together = r.device_pairs.filter((p) => {
         const a = span(p.a);
         const b = span(p.b);

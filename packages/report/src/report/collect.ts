@@ -85,8 +85,10 @@ export async function collectReport(store: Store, opts: ReportOptions = {}): Pro
   // every device's numbers over the segments its kernels and costs use (issue 18.4: one default on the page)
   const devices: ReportDevice[] = [];
   const breakdowns = new Map<string, IdleBreakdown | null>();
+  // lookups by device key (a find per device was devices x devices)
+  const segsOf = new Map(segs.devices.map((s) => [deviceKey(s), s]));
   const segListOf = (d: { capture_id: number; device: number }): ReportSegment[] =>
-    (segs.devices.find((s) => s.capture_id === d.capture_id && s.device === d.device)?.segments ?? [])
+    (segsOf.get(deviceKey(d))?.segments ?? [])
       .map((s) => ({ segment: s.segment, role: s.role, start_ns: s.start_ns, end_ns: s.end_ns, dispatches: s.dispatch_count }));
   const choiceOf = (d: { capture_id: number; device: number }): 'steady' | 'all' => (segListOf(d).length >= 2 ? 'steady' : 'all');
   // One gaps and one overlap call for every device, not a call each (its plan, its segmentation: seconds more on
@@ -97,11 +99,13 @@ export async function collectReport(store: Store, opts: ReportOptions = {}): Pro
     gaps: await gaps(store, { segment: steadyWhereItCan, thresholdNs: threshold }),
     overlap: steadyWhereItCan === 'all' ? ov : await overlap(store, { segment: steadyWhereItCan }),
   };
+  const deviceScopes = new Map(shared.gaps.scopes.filter((s) => s.queue === null).map((s) => [deviceKey(s), s]));
+  const overlapOf = new Map(shared.overlap.devices.map((x) => [deviceKey(x), x]));
   for (const d of plan.devices) {
     const segList = segListOf(d);
     const choice = choiceOf(d);
-    const scope = shared.gaps.scopes.find((s) => s.capture_id === d.capture_id && s.device === d.device && s.queue === null)!;
-    const o = shared.overlap.devices.find((x) => x.capture_id === d.capture_id && x.device === d.device);
+    const scope = deviceScopes.get(deviceKey(d))!;
+    const o = overlapOf.get(deviceKey(d));
     breakdowns.set(`${d.capture_id}/${d.device}`, scope.idle_breakdown);
     devices.push({
       capture_id: d.capture_id,
@@ -154,8 +158,8 @@ export async function collectReport(store: Store, opts: ReportOptions = {}): Pro
     return { ...d, group, row_label: row };
   });
   devices.splice(0, devices.length, ...grouped);
-  const sameGroup = (a: { capture_id: number; device: number }, b: { capture_id: number; device: number }) =>
-    devices.find((d) => d.capture_id === a.capture_id && d.device === a.device)?.group === devices.find((d) => d.capture_id === b.capture_id && d.device === b.device)?.group;
+  const groupOf = new Map(devices.map((d) => [deviceKey(d), d.group]));
+  const sameGroup = (a: { capture_id: number; device: number }, b: { capture_id: number; device: number }) => groupOf.get(deviceKey(a)) === groupOf.get(deviceKey(b));
 
   // gap histogram, idle split by class
   // over the segments the Devices table counts, so the two agree: `steady` over every device reads each one that
