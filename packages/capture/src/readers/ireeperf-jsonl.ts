@@ -1,9 +1,8 @@
 import { rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QueryError, sqlString, type DeviceKind, type Severity, type Store } from '@tickwise/store';
 import { TickwiseError, fitClock, mapFromFrequency, type ClockFit, type ClockSample } from '@tickwise/time';
-import { insertAssumptions, type AssumptionRow } from '../capture-rows';
+import { insertAssumptions, setImportMemory, type AssumptionRow } from '../capture-rows';
 import { captureMessages } from '../messages';
 import { sanitizeJsonl } from '../jsonl-sanitize';
 import { lineText, processTempDir, sha256File, type SourceFile } from '../source-file';
@@ -175,9 +174,8 @@ async function dropStage(store: Store): Promise<void> {
  */
 async function stageScan(store: Store, path: string, compression: string, split: boolean): Promise<void> {
   // Bound DuckDB's memory so a multi-GB capture spills to disk instead of
-  // growing the process (TICKWISE_IMPORT_MEMORY overrides, e.g. "4GB").
-  await store.run(`SET memory_limit = '${(process.env['TICKWISE_IMPORT_MEMORY'] ?? '1GB').replace(/[^0-9A-Za-z.]/g, '')}'`);
-  await store.run(`SET temp_directory = ${sqlString(join(tmpdir(), 'tickwise-duckdb-spill'))}`);
+  // growing the process: 1 GB whatever the size (TICKWISE_IMPORT_MEMORY overrides, e.g. "4GB").
+  await setImportMemory(store, { sizeBytes: 0, compression }, { minMb: 1000, capMb: 1000 });
   // a plain file that is mostly dispatches: the dispatch columns from every record, all of them from the others
   if (split && compression === 'none' && await stageSplit(store, path, {
     columns: STAGE_COLUMNS, dispatchColumns: DISPATCH_COLUMNS, queueTypes: QUEUE_TYPES, queueColumns: QUEUE_COLUMNS, largeObjectBytes: LARGE_OBJECT_BYTES,
