@@ -134,7 +134,8 @@ export async function collectReport(store: Store, opts: ReportOptions = {}): Pro
       coverage: coverageOf(choice, segList),
     });
   }
-  const labelOf = (capture_id: number, device: number) => devices.find((d) => d.capture_id === capture_id && d.device === device)!.label;
+  const labels = new Map(devices.map((d) => [deviceKey(d), d.label]));
+  const labelOf = (capture_id: number, device: number) => labels.get(deviceKey({ capture_id, device }))!;
 
   // timeline: busy intervals per device, aggregated
   const intervals: TimelineInterval[] = [];
