@@ -31,13 +31,14 @@ export async function runJsonRead(store: Store, sql: (maxObjectBytes?: number) =
  * Bounds DuckDB's memory for one import, so a large input spills to disk
  * instead of growing the process: `TICKWISE_IMPORT_MEMORY` when set (e.g.
  * "4GB"), else twice the input's size (a compressed one counted at ten times
- * its size on disk), within `minMb` and `capMb`. The process holds ~130 MB
+ * its size on disk), within `minMb` and `capMb`; `capMb` whatever the size
+ * when `src` is null. The process holds ~130 MB
  * besides (Node, DuckDB's code, what it allocates outside its buffers). A 174
  * MB Kineto trace: 348 MB, peak RSS 540-580 MB against 660-680 MB under a
  * fixed 700 MB, as fast; under 250 MB 0.1-0.2 s slower.
  */
 export async function setImportMemory(
-  store: Store, src: { readonly sizeBytes: number; readonly compression: string }, limits: { readonly minMb: number; readonly capMb: number },
+  store: Store, src: { readonly sizeBytes: number; readonly compression: string } | null, limits: { readonly minMb: number; readonly capMb: number },
 ): Promise<void> {
   await store.run(`SET memory_limit = '${importMemoryLimit(src, limits)}'`);
   await store.run(`SET temp_directory = ${sqlString(join(tmpdir(), 'tickwise-duckdb-spill'))}`);
@@ -45,11 +46,11 @@ export async function setImportMemory(
 
 /** The memory_limit text {@link setImportMemory} sets (`env`: where TICKWISE_IMPORT_MEMORY is read). */
 export function importMemoryLimit(
-  src: { readonly sizeBytes: number; readonly compression: string }, limits: { readonly minMb: number; readonly capMb: number }, env = process.env,
+  src: { readonly sizeBytes: number; readonly compression: string } | null, limits: { readonly minMb: number; readonly capMb: number }, env = process.env,
 ): string {
   const given = env['TICKWISE_IMPORT_MEMORY'];
   if (given !== undefined && given !== '') return given.replace(/[^0-9A-Za-z.]/g, '');
-  const inputMb = (src.sizeBytes * (src.compression === 'none' ? 1 : 10)) / 1e6;
+  const inputMb = src === null ? Infinity : (src.sizeBytes * (src.compression === 'none' ? 1 : 10)) / 1e6;
   return `${Math.round(Math.min(Math.max(limits.capMb, limits.minMb), Math.max(limits.minMb, 2 * inputMb)))}MB`;
 }
 

@@ -342,6 +342,8 @@ describe('Chrome trace JSON: memory', () => {
     // a compressed trace counts ten times its size on disk (a trace compresses 10-20x)
     expect(importMemoryLimit({ sizeBytes: 30_000_000, compression: 'gzip' }, limits, {})).toBe('600MB');
     expect(importMemoryLimit({ sizeBytes: 174_112_708, compression: 'none' }, limits, { TICKWISE_IMPORT_MEMORY: '4GB' })).toBe('4GB');
+    // no input size (the ireeperf reader's fixed bound): the cap
+    expect(importMemoryLimit(null, { minMb: 300, capMb: 1000 }, {})).toBe('1000MB');
     // a floor above the cap wins (read_json's buffers must fit)
     expect(importMemoryLimit({ sizeBytes: 1_000_000_000, compression: 'none' }, { minMb: 800, capMb: 700 }, {})).toBe('800MB');
     // the import sets it: a small trace gets the floor (4 x read_json's 64 MiB objects + 50 MB)

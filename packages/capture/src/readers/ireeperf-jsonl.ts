@@ -175,7 +175,7 @@ async function dropStage(store: Store): Promise<void> {
 async function stageScan(store: Store, path: string, compression: string, split: boolean): Promise<void> {
   // Bound DuckDB's memory so a multi-GB capture spills to disk instead of
   // growing the process: 1 GB whatever the size (TICKWISE_IMPORT_MEMORY overrides, e.g. "4GB").
-  await setImportMemory(store, { sizeBytes: 0, compression }, { minMb: 1000, capMb: 1000 });
+  await setImportMemory(store, null, { minMb: 300, capMb: 1000 });
   // a plain file that is mostly dispatches: the dispatch columns from every record, all of them from the others
   if (split && compression === 'none' && await stageSplit(store, path, {
     columns: STAGE_COLUMNS, dispatchColumns: DISPATCH_COLUMNS, queueTypes: QUEUE_TYPES, queueColumns: QUEUE_COLUMNS, largeObjectBytes: LARGE_OBJECT_BYTES,
