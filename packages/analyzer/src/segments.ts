@@ -4,7 +4,9 @@
  * separated by long host gaps.
  *
  * ```
- * per device: rows in start order (pos, kernel, gap before, launch time) [temp table]
+ * every device at once: rows in start order per device (dev, pos, kernel, gap before, launch time) [one temp table]
+ * per device, a search asking one question at a time; the questions all devices have asked are
+ * answered together, one statement per kind (summary of a cut, periodicity, longest gaps, marker cuts)
  *   candidate cuts, in order, the way a person looks for repetitions:
  *     1. profiler step annotations (ProfilerStep#N)       } a host marker at t cuts before the
  *     2. host device-synchronize calls                     } first kernel launched at or after t
@@ -21,12 +23,15 @@
  * ```
  */
 import type { Store } from '@tickwise/store';
-import { TickwiseError } from '@tickwise/time';
+import { isTickwiseError, TickwiseError } from '@tickwise/time';
 import { analyzerMessages } from './messages';
 import { memoKey, readOnce } from './read-memo';
-import { planSources, whereLabel, type DevicePlan, type SelectionOptions } from './selection';
-import { COUNT_SHAPE, LONG_GAP_SHAPE, PERIODIC_SHAPE, SEGMENT_SUMMARY_SHAPE } from './shapes';
-import { segmentKernelSetSql, firstTwoSegmentsKernelsSql, longestGapsSql, MarkerKind, markerCountsSql, markerCutsSql, periodicSql, segmentRowsSql, segmentSummarySql } from './sql/segments';
+import { planSources, whereLabel, type DevicePlan, type Plan, type SelectionOptions } from './selection';
+import { LONG_GAP_SHAPE, PERIODIC_SHAPE, SEGMENT_SUMMARY_SHAPE } from './shapes';
+import {
+  firstTwoSegmentsKernelsSql, HOST_MARKER_KINDS, longestGapsSql, MarkerKind, markerCountsSql, markerCutsSql, periodicSql, segmentKernelSetSql,
+  segmentRowCountsSql, segmentRowsSql, segmentSummarySql, type HostMarkerKind,
+} from './sql/segments';
 import { type SegmentRange, type SelectionSpec } from './sql/selection';
 import { correlatedWorkSql } from './sql/work';
 
@@ -123,197 +128,417 @@ export function coldPassTolerance(periodDispatches: number): number {
   return Math.max(3, Math.ceil(periodDispatches * 0.05));
 }
 
+type SummaryRow = { segment: number; dispatch_count: number; start_ns: bigint; end_ns: bigint; gap_before_ns: bigint | null; first_submission_id: string | null; last_submission_id: string | null; sequence_hash: string };
+type MarkerCounts = Record<HostMarkerKind, number>;
+
+/** The questions a device's segmentation asks of its rows, and their answers' types. */
+interface Questions {
+  summary: { arg: readonly bigint[]; answer: SummaryRow[] };
+  kernelSets: { arg: readonly bigint[]; answer: { segment: number; h: string }[] };
+  firstTwo: { arg: readonly bigint[]; answer: { kernel: string; a: number; b: number }[] };
+  periodic: { arg: number; answer: boolean };
+  gaps: { arg: number; answer: { pos: number; gap_ns: bigint }[] };
+  cuts: { arg: MarkerKind; answer: bigint[] };
+  submissionCount: { arg: null; answer: number };
+}
+type Kind = keyof Questions;
+type Pending<K extends Kind = Kind> = { kind: K; dev: number; arg: Questions[K]['arg']; resolve: (v: Questions[K]['answer']) => void; reject: (e: unknown) => void };
+
+const groupByDev = <R extends { dev: number }>(rows: readonly R[]): Map<number, R[]> => {
+  const m = new Map<number, R[]>();
+  for (const r of rows) {
+    let xs = m.get(r.dev);
+    if (xs === undefined) m.set(r.dev, (xs = []));
+    xs.push(r);
+  }
+  return m;
+};
+const strip = <R extends { dev: number }>(r: R): Omit<R, 'dev'> => {
+  const { dev: _dev, ...rest } = r;
+  return rest;
+};
+
+/**
+ * The selected rows of the devices being segmented, in one table, and the
+ * questions their segmentations ask, answered in batches. Each device's
+ * search runs on its own (an async function asking one question at a time);
+ * the questions every device has asked by the time all of them wait are
+ * answered together, one statement per kind of question. A thousand devices
+ * take as many statements as one.
+ */
+class SegmentBatch {
+  private pending: Pending[] = [];
+  private scheduled = false;
+
+  private constructor(
+    private readonly store: Store,
+    private readonly table: string,
+    readonly devices: readonly DevicePlan[],
+    readonly rowCounts: readonly number[],
+    private readonly markerCounts: ReadonlyMap<number, MarkerCounts>,
+  ) {}
+
+  static async create(store: Store, spec: SelectionSpec, devices: readonly DevicePlan[]): Promise<SegmentBatch> {
+    const table = `tw_segment_rows_${process.pid}_${++tableSeq}`;
+    const key = (c: number, d: number) => `${c}/${d}`;
+    const mine = new Set(devices.map((d) => key(d.capture_id, d.device)));
+    const sources = spec.sources.filter((s) => mine.has(key(s.capture_id, s.device)));
+    await store.run(`CREATE OR REPLACE TEMP TABLE ${table} AS ${segmentRowsSql(correlatedWorkSql({ sources, segments: null }, devices.length === 1 ? { capture_id: devices[0]!.capture_id, device: devices[0]!.device, queue: null } : undefined, 'kernels'), devices, true)}`);
+    try {
+      const counts = new Map((await store.query({ dev: 'number', n: 'number' }, segmentRowCountsSql(table))).map((r) => [r.dev, r.n]));
+      const captures = [...new Set(devices.map((d) => d.capture_id))];
+      const markers = new Map<number, MarkerCounts>();
+      for (const c of captures) markers.set(c, { profiler_steps: 0, device_sync: 0, stream_sync: 0 });
+      if (devices.some((_, i) => (counts.get(i) ?? 0) > 0)) {
+        const mc = await store.query({ capture_id: 'number', profiler_steps: 'number', device_sync: 'number', stream_sync: 'number' }, markerCountsSql(captures));
+        for (const r of mc) markers.set(r.capture_id, r);
+      }
+      return new SegmentBatch(store, table, devices, devices.map((_, i) => counts.get(i) ?? 0), markers);
+    } catch (e) {
+      await store.run(`DROP TABLE IF EXISTS ${table}`);
+      throw e;
+    }
+  }
+
+  /** The host markers of each kind in a device's capture. */
+  markersOf(dev: number): MarkerCounts {
+    return this.markerCounts.get(this.devices[dev]!.capture_id)!;
+  }
+
+  /** Asks a question about one device; answered with the other devices' questions of the same round. */
+  ask<K extends Kind>(kind: K, dev: number, arg: Questions[K]['arg']): Promise<Questions[K]['answer']> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ kind, dev, arg, resolve, reject } as unknown as Pending);
+      if (!this.scheduled) {
+        this.scheduled = true;
+        // after every device that can go on has asked its next question (continuations run before this)
+        setImmediate(() => void this.flush());
+      }
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const asked = this.pending;
+    this.pending = [];
+    const answers = new Map<Pending, unknown>();
+    let failure: { e: unknown } | null = null;
+    try {
+      const byKind = new Map<string, Pending[]>();
+      for (const p of asked) {
+        const k = p.kind === 'cuts' ? `cuts:${String(p.arg)}` : p.kind;
+        let xs = byKind.get(k);
+        if (xs === undefined) byKind.set(k, (xs = []));
+        xs.push(p);
+      }
+      for (const ps of byKind.values()) {
+        const got = await this.answer(ps[0]!.kind, ps);
+        for (const p of ps) answers.set(p, got.get(p.dev));
+      }
+    } catch (e) {
+      failure = { e };
+    }
+    this.scheduled = false;
+    for (const p of asked) {
+      if (failure) p.reject(failure.e);
+      else p.resolve(answers.get(p) as never);
+    }
+  }
+
+  /** One statement answering every device's question of a kind (`ps`: one per device). */
+  private async answer(kind: Kind, ps: readonly Pending[]): Promise<Map<number, unknown>> {
+    const t = this.table;
+    const whole = ps.length === this.devices.length;
+    const cut = () => ps.map((p) => ({ dev: p.dev, boundaries: p.arg as readonly bigint[] }));
+    const per = <R extends { dev: number }, A>(rows: readonly R[], f: (rs: R[]) => A, none: A): Map<number, A> => {
+      const g = groupByDev(rows);
+      return new Map(ps.map((p) => [p.dev, g.has(p.dev) ? f(g.get(p.dev)!) : none]));
+    };
+    switch (kind) {
+      case 'summary':
+        return per(await this.store.query({ dev: 'number', ...SEGMENT_SUMMARY_SHAPE }, segmentSummarySql(t, cut(), whole)), (rs) => rs.map(strip), []);
+      case 'kernelSets':
+        return per(await this.store.query({ dev: 'number', segment: 'number', h: 'string' }, segmentKernelSetSql(t, cut(), whole)), (rs) => rs.map(strip), []);
+      case 'firstTwo':
+        return per(await this.store.query({ dev: 'number', kernel: 'string', a: 'number', b: 'number' }, firstTwoSegmentsKernelsSql(t, cut(), whole)), (rs) => rs.map(strip), []);
+      case 'periodic':
+        return per(await this.store.query({ dev: 'number', ...PERIODIC_SHAPE }, periodicSql(t, ps.map((p) => ({ dev: p.dev, period: p.arg as number })), whole)), (rs) => rs[0]!.distinct_blocks === 1, false);
+      case 'gaps':
+        return per(await this.store.query({ dev: 'number', ...LONG_GAP_SHAPE }, longestGapsSql(t, ps.map((p) => ({ dev: p.dev, limit: p.arg as number })), whole)), (rs) => rs.map(strip), []);
+      case 'cuts': {
+        const reqs = ps.map((p) => ({ dev: p.dev, capture_id: this.devices[p.dev]!.capture_id }));
+        return per(await this.store.query({ dev: 'number', pos: 'number' }, markerCutsSql(t, ps[0]!.arg as MarkerKind, reqs, whole)), (rs) => rs.map((r) => BigInt(r.pos)), []);
+      }
+      case 'submissionCount': {
+        const reqs = ps.map((p) => ({ dev: p.dev, capture_id: this.devices[p.dev]!.capture_id }));
+        // counted before they are read: a capture submitted dispatch by dispatch has as many cuts as rows
+        return per(await this.store.query({ dev: 'number', n: 'number' }, `SELECT dev, count(*)::BIGINT AS n FROM (${markerCutsSql(t, 'submissions', reqs, whole)}) GROUP BY dev`), (rs) => rs[0]!.n, 0);
+      }
+    }
+  }
+
+  async drop(): Promise<void> {
+    await this.store.run(`DROP TABLE IF EXISTS ${this.table}`);
+  }
+}
+
+/** One device's side of a {@link SegmentBatch}. */
+class DeviceRows {
+  constructor(private readonly batch: SegmentBatch, private readonly dev: number) {}
+  get n(): number {
+    return this.batch.rowCounts[this.dev]!;
+  }
+  get markers(): MarkerCounts {
+    return this.batch.markersOf(this.dev);
+  }
+  ask<K extends Kind>(kind: K, arg: Questions[K]['arg']): Promise<Questions[K]['answer']> {
+    return this.batch.ask(kind, this.dev, arg);
+  }
+}
+
 /** Segments 1..m-1 hold the same kernels (order aside: streams interleave differently from one repetition to the next). */
-async function sameKernelSets(store: Store, table: string, boundaries: readonly bigint[]): Promise<boolean> {
-  const hs = await store.query({ segment: 'number', h: 'string' }, segmentKernelSetSql(table, boundaries));
+async function sameKernelSets(q: DeviceRows, boundaries: readonly bigint[]): Promise<boolean> {
+  const hs = await q.ask('kernelSets', boundaries);
   return hs.slice(1).every((r) => r.h === hs[1]!.h);
 }
 
-type SummaryRow = { segment: number; dispatch_count: number; sequence_hash: string };
-
-/** Why the segments of a cut are not equal (null: equal), and the cold pass's extra kernels. */
-async function judgeCut(store: Store, table: string, boundaries: readonly bigint[]): Promise<{ reason: string | null; extra: number; period: number | null }> {
-  const rows = (await store.query(SEGMENT_SUMMARY_SHAPE, segmentSummarySql(table, boundaries))) as unknown as SummaryRow[];
-  if (rows.length < 2) return { reason: 'fewer than 2 segments', extra: 0, period: null };
+/** Why the segments of a cut are not equal (null: equal), the cold pass's extra kernels, and the segments. */
+async function judgeCut(q: DeviceRows, boundaries: readonly bigint[]): Promise<{ reason: string | null; extra: number; period: number | null; rows: SummaryRow[] }> {
+  const rows = await q.ask('summary', boundaries);
+  const refuse = (reason: string) => ({ reason, extra: 0, period: null, rows });
+  if (rows.length < 2) return refuse('fewer than 2 segments');
   const later = rows.slice(1);
   const sizes = rows.map((r) => r.dispatch_count);
   const sizeText = () => {
     const uniq = [...new Set(sizes)];
-    return uniq.length <= 6 ? sizes.slice(0, 8).join(', ') + (sizes.length > 8 ? ', ...' : '') : `${Math.min(...sizes)} to ${Math.max(...sizes)}`;
+    // not Math.min(...sizes): a cut at 250k submissions overflowed the call stack
+    return uniq.length <= 6 ? sizes.slice(0, 8).join(', ') + (sizes.length > 8 ? ', ...' : '') : `${uniq.reduce((a, b) => Math.min(a, b))} to ${uniq.reduce((a, b) => Math.max(a, b))}`;
   };
-  if (later.some((r) => r.dispatch_count !== later[0]!.dispatch_count)) return { reason: `segments of ${sizeText()} dispatches differ`, extra: 0, period: null };
-  if (later.some((r) => r.sequence_hash !== later[0]!.sequence_hash) && !(await sameKernelSets(store, table, boundaries))) return { reason: `segments 1..${rows.length - 1} have ${later[0]!.dispatch_count} dispatches each but different kernel sequences`, extra: 0, period: null };
+  if (later.some((r) => r.dispatch_count !== later[0]!.dispatch_count)) return refuse(`segments of ${sizeText()} dispatches differ`);
+  if (later.some((r) => r.sequence_hash !== later[0]!.sequence_hash) && !(await sameKernelSets(q, boundaries))) return refuse(`segments 1..${rows.length - 1} have ${later[0]!.dispatch_count} dispatches each but different kernel sequences`);
   const p = later[0]!.dispatch_count;
   const first = rows[0]!;
-  if (first.dispatch_count === p && first.sequence_hash === later[0]!.sequence_hash) return { reason: null, extra: 0, period: p };
+  if (first.dispatch_count === p && first.sequence_hash === later[0]!.sequence_hash) return { reason: null, extra: 0, period: p, rows };
   if (first.dispatch_count === p) {
-    const hs = await store.query({ segment: 'number', h: 'string' }, segmentKernelSetSql(table, boundaries));
-    if (hs.every((r) => r.h === hs[1]!.h)) return { reason: null, extra: 0, period: p };
+    const hs = await q.ask('kernelSets', boundaries);
+    if (hs.every((r) => r.h === hs[1]!.h)) return { reason: null, extra: 0, period: p, rows };
   }
   const extra = first.dispatch_count - p;
   const tol = coldPassTolerance(p);
-  if (extra <= 0 || extra > tol) return { reason: `segment 0 has ${first.dispatch_count} dispatches, the others ${p} (a cold pass may add at most ${tol})`, extra: 0, period: null };
-  const k = await store.query({ kernel: 'string', a: 'number', b: 'number' }, firstTwoSegmentsKernelsSql(table, boundaries));
+  if (extra <= 0 || extra > tol) return refuse(`segment 0 has ${first.dispatch_count} dispatches, the others ${p} (a cold pass may add at most ${tol})`);
+  const k = await q.ask('firstTwo', boundaries);
   const missing = k.filter((r) => r.a < r.b);
-  if (missing.length > 0) return { reason: `segment 0 lacks kernels segment 1 has (${missing.slice(0, 2).map((r) => r.kernel).join(', ')})`, extra: 0, period: null };
-  return { reason: null, extra, period: p };
-}
-
-/** The capture's host markers of each kind, counted once per read-only store (not once per device). */
-function markerCounts(store: Store, captureId: number): Promise<Record<Exclude<MarkerKind, 'submissions'>, number>> {
-  return readOnce(store, memoKey('marker-counts', captureId), async () =>
-    (await store.query({ profiler_steps: 'number', device_sync: 'number', stream_sync: 'number' }, markerCountsSql(captureId)))[0]!);
+  if (missing.length > 0) return refuse(`segment 0 lacks kernels segment 1 has (${missing.slice(0, 2).map((r) => r.kernel).join(', ')})`);
+  return { reason: null, extra, period: p, rows };
 }
 
 /**
- * Segmentations already found in a read-only store (one report or verb asks
- * for the same device's segments once per analysis: a dozen times on a
- * large store, seconds each). A writable store is never memoized.
+ * Devices searched at once: their answers (up to 4,096 gaps each) are held
+ * together, so 1,000 devices at once held 4 M rows. More than a few dozen
+ * hardly lowers the number of statements per device.
  */
-function segmentDeviceOnce(store: Store, spec: SelectionSpec, dev: DevicePlan, reps: number | undefined): Promise<DeviceSegmentation> {
-  // keyed by this device's own source only: its rows are read scoped to it, so the other devices
-  // a plan selected do not change the answer (the report asks once for all devices, then per device)
-  const own = spec.sources.filter((s) => s.capture_id === dev.capture_id && s.device === dev.device);
-  const key = memoKey('segments', dev.capture_id, dev.device, dev.family, dev.time_source, reps ?? null, own);
-  return readOnce(store, key, () => segmentDevice(store, spec, dev, reps));
+const SEGMENTED_AT_ONCE = 64;
+
+/** Runs at most `n` of the functions given to it at a time, the others in the order they came. */
+function limiter(n: number): <T>(f: () => Promise<T>) => Promise<T> {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return async (f) => {
+    if (running >= n) await new Promise<void>((res) => waiting.push(res));
+    running++;
+    try {
+      return await f();
+    } finally {
+      running--;
+      waiting.shift()?.();
+    }
+  };
 }
 
-async function segmentDevice(store: Store, spec: SelectionSpec, dev: DevicePlan, reps: number | undefined): Promise<DeviceSegmentation> {
-  const table = `tw_segment_rows_${process.pid}_${++tableSeq}`;
+/**
+ * The segmentations of devices, each found once per read-only store (one
+ * report or verb asks for the same device's segments once per analysis: a
+ * dozen times on a large store, seconds each). A writable store is never
+ * memoized. The devices not found yet are segmented together (one
+ * {@link SegmentBatch}); when several fail, the first device's error is thrown.
+ */
+async function segmentDevicesOnce(store: Store, spec: SelectionSpec, devices: readonly DevicePlan[], reps: number | undefined): Promise<PromiseSettledResult<DeviceSegmentation>[]> {
+  const todo: DevicePlan[] = [];
+  const atOnce = limiter(SEGMENTED_AT_ONCE);
+  let start!: (b: SegmentBatch) => void;
+  let fail!: (e: unknown) => void;
+  const ready = new Promise<SegmentBatch>((res, rej) => {
+    start = res;
+    fail = rej;
+  });
+  const found = devices.map((dev) => {
+    // keyed by this device's own source only: its rows are read scoped to it, so the other devices
+    // a plan selected do not change the answer (the report asks once for all devices, then per device)
+    const own = spec.sources.filter((s) => s.capture_id === dev.capture_id && s.device === dev.device);
+    const key = memoKey('segments', dev.capture_id, dev.device, dev.family, dev.time_source, reps ?? null, own);
+    return readOnce(store, key, async () => {
+      const i = todo.push(dev) - 1;
+      const batch = await ready;
+      return atOnce(() => segmentDevice(new DeviceRows(batch, i), dev, reps));
+    });
+  });
+  let batch: SegmentBatch | null = null;
+  if (todo.length > 0) {
+    try {
+      batch = await SegmentBatch.create(store, spec, todo);
+      start(batch);
+    } catch (e) {
+      fail(e);
+    }
+  }
+  const settled = await Promise.allSettled(found);
+  if (batch) await batch.drop();
+  return settled;
+}
+
+/** The segmentations, or the first device's error. */
+function allOrFirstError(settled: readonly PromiseSettledResult<DeviceSegmentation>[]): DeviceSegmentation[] {
+  const failed = settled.find((s) => s.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((s) => (s as PromiseFulfilledResult<DeviceSegmentation>).value);
+}
+
+async function segmentDevice(q: DeviceRows, dev: DevicePlan, reps: number | undefined): Promise<DeviceSegmentation> {
   const where = whereLabel(dev);
-  await store.run(`CREATE OR REPLACE TEMP TABLE ${table} AS ${segmentRowsSql(correlatedWorkSql({ sources: spec.sources, segments: null }, { capture_id: dev.capture_id, device: dev.device, queue: null }, 'kernels'), true)}`);
-  try {
-    const n = (await store.query(COUNT_SHAPE, `SELECT count(*) AS n FROM ${table}`))[0]!.n;
-    let boundaries: bigint[] = [];
-    let method: SegmentMethod = 'none';
-    let period: number | null = null;
-    let coldExtra = 0;
-    const refused: RefusedCut[] = [];
-    const multiples = (p: number, m: number, offset = 0) => Array.from({ length: m - 1 }, (_, i) => BigInt(p * (i + 1) + offset));
-    let gapAt: Map<number, bigint> | null = null;
-    /** m blocks of p rows (the first `offset` rows longer): cut at gaps, boundary gaps >= 2x every gap inside blocks 2..m. */
-    const gapsFit = async (p: number, m: number, offset: number): Promise<boolean> => {
-      gapAt ??= new Map((await store.query(LONG_GAP_SHAPE, longestGapsSql(table, LONGEST_GAPS))).map((g) => [g.pos, g.gap_ns]));
-      let minBoundary: bigint | null = null;
-      for (let i = 1; i < m; i++) {
-        const g = gapAt.get(p * i + offset);
-        if (g === undefined) return false;
-        if (minBoundary === null || g < minBoundary) minBoundary = g;
-      }
-      if (minBoundary === null) return false;
-      for (const [pos, g] of gapAt) if (pos > p + offset && (pos - offset) % p !== 0 && g * BOUNDARY_MARGIN > minBoundary) return false;
-      return true;
-    };
-    const accept = (m: SegmentMethod, b: bigint[], j: { period: number | null; extra: number }) => {
-      boundaries = b;
-      method = m;
-      period = j.period;
-      coldExtra = j.extra;
-    };
-    let counts: Awaited<ReturnType<typeof markerCounts>> | null = null;
-    /** Marker cuts, in order; the first equal one (with `want` segments, when given) is used. */
-    const tryMarkers = async (want: number | undefined, kinds: readonly MarkerKind[]): Promise<boolean> => {
-      for (const kind of kinds) {
-        if (kind !== 'submissions' && (counts ??= await markerCounts(store, dev.capture_id))[kind] === 0) continue;
-        const sql = markerCutsSql(table, kind, dev.capture_id);
-        if (kind === 'submissions') {
-          // counted before they are read: a capture submitted dispatch by dispatch has as many cuts as rows
-          const count = (await store.query(COUNT_SHAPE, `SELECT count(*) AS n FROM (${sql})`))[0]!.n;
-          if (count === 0 || (want !== undefined && count + 1 !== want)) continue;
-          // fewer than two dispatches per submission on average: no sequence to repeat (and judging 10^5 cuts would cost seconds)
-          if ((count + 1) * 2 > n) {
-            refused.push({ method: kind, segments: count + 1, reason: 'one dispatch per submission: not a repeated sequence' });
-            continue;
-          }
-        }
-        const cuts = (await store.query({ pos: 'number' }, sql)).map((r) => BigInt(r.pos));
-        if (cuts.length === 0) continue;
-        if (want !== undefined && cuts.length + 1 !== want) continue;
-        const j = await judgeCut(store, table, cuts);
-        // one dispatch per submission is not a repetition of a sequence (a single pass submitted dispatch by dispatch)
-        if (kind === 'submissions' && j.reason === null && (j.period ?? 0) < 2) {
-          refused.push({ method: kind, segments: cuts.length + 1, reason: 'one dispatch per submission: not a repeated sequence' });
+  const n = q.n;
+  let boundaries: bigint[] = [];
+  let method: SegmentMethod = 'none';
+  let period: number | null = null;
+  let coldExtra = 0;
+  let summary: SummaryRow[] | null = null;
+  const refused: RefusedCut[] = [];
+  const multiples = (p: number, m: number, offset = 0) => Array.from({ length: m - 1 }, (_, i) => BigInt(p * (i + 1) + offset));
+  let gapAt: Map<number, bigint> | null = null;
+  let longest: readonly { pos: number; gap_ns: bigint }[] = [];
+  /** m blocks of p rows (the first `offset` rows longer): cut at gaps, boundary gaps >= 2x every gap inside blocks 2..m. */
+  const gapsFit = async (p: number, m: number, offset: number): Promise<boolean> => {
+    if (gapAt === null) {
+      longest = await q.ask('gaps', LONGEST_GAPS);
+      gapAt = new Map(longest.map((g) => [g.pos, g.gap_ns]));
+    }
+    let minBoundary: bigint | null = null;
+    for (let i = 1; i < m; i++) {
+      const g = gapAt.get(p * i + offset);
+      if (g === undefined) return false;
+      if (minBoundary === null || g < minBoundary) minBoundary = g;
+    }
+    if (minBoundary === null) return false;
+    // longest first: only the gaps down to half the shortest boundary can spoil the cut
+    for (const g of longest) {
+      if (g.gap_ns * BOUNDARY_MARGIN <= minBoundary) break;
+      if (g.pos > p + offset && (g.pos - offset) % p !== 0) return false;
+    }
+    return true;
+  };
+  const accept = (m: SegmentMethod, b: bigint[], j: { period: number | null; extra: number; rows: SummaryRow[] }) => {
+    boundaries = b;
+    method = m;
+    period = j.period;
+    coldExtra = j.extra;
+    summary = j.rows;
+  };
+  /** Marker cuts, in order; the first equal one (with `want` segments, when given) is used. */
+  const tryMarkers = async (want: number | undefined, kinds: readonly MarkerKind[]): Promise<boolean> => {
+    for (const kind of kinds) {
+      if (kind !== 'submissions' && q.markers[kind] === 0) continue;
+      if (kind === 'submissions') {
+        const count = await q.ask('submissionCount', null);
+        if (count === 0 || (want !== undefined && count + 1 !== want)) continue;
+        // fewer than two dispatches per submission on average: no sequence to repeat (and judging 10^5 cuts would cost seconds)
+        if ((count + 1) * 2 > n) {
+          refused.push({ method: kind, segments: count + 1, reason: 'one dispatch per submission: not a repeated sequence' });
           continue;
         }
+      }
+      const cuts = await q.ask('cuts', kind);
+      if (cuts.length === 0) continue;
+      if (want !== undefined && cuts.length + 1 !== want) continue;
+      const j = await judgeCut(q, cuts);
+      // one dispatch per submission is not a repetition of a sequence (a single pass submitted dispatch by dispatch)
+      if (kind === 'submissions' && j.reason === null && (j.period ?? 0) < 2) {
+        refused.push({ method: kind, segments: cuts.length + 1, reason: 'one dispatch per submission: not a repeated sequence' });
+        continue;
+      }
+      if (j.reason === null) {
+        accept(kind, cuts, j);
+        return true;
+      }
+      refused.push({ method: kind, segments: cuts.length + 1, reason: j.reason });
+    }
+    return false;
+  };
+  /** Periodic blocks (smallest m first), the first block allowed a cold pass's extra rows. */
+  const tryPeriodic = async (ms: number[]): Promise<boolean> => {
+    for (const m of ms) {
+      for (let offset = 0; offset <= coldPassTolerance(Math.floor(n / m)); offset++) {
+        if ((n - offset) % m !== 0) continue;
+        const p = (n - offset) / m;
+        if (p < 2) continue;
+        if (offset === 0 ? !(await gapsFit(p, m, 0)) || !(await q.ask('periodic', p)) : !(await gapsFit(p, m, offset))) continue;
+        const b = multiples(p, m, offset);
+        const j = await judgeCut(q, b);
         if (j.reason === null) {
-          accept(kind, cuts, j);
+          accept(reps === undefined ? 'detected' : 'reps', b, j);
           return true;
         }
-        refused.push({ method: kind, segments: cuts.length + 1, reason: j.reason });
       }
-      return false;
-    };
-    /** Periodic blocks (smallest m first), the first block allowed a cold pass's extra rows. */
-    const tryPeriodic = async (ms: number[]): Promise<boolean> => {
-      for (const m of ms) {
-        for (let offset = 0; offset <= coldPassTolerance(Math.floor(n / m)); offset++) {
-          if ((n - offset) % m !== 0) continue;
-          const p = (n - offset) / m;
-          if (p < 2) continue;
-          if (offset === 0 ? !(await gapsFit(p, m, 0)) || !(await periodicBlocks(p)) : !(await gapsFit(p, m, offset))) continue;
-          const b = multiples(p, m, offset);
-          const j = await judgeCut(store, table, b);
-          if (j.reason === null) {
-            accept(reps === undefined ? 'detected' : 'reps', b, j);
-            return true;
-          }
-        }
-      }
-      return false;
-    };
-    const periodicBlocks = async (p: number) => (await store.query(PERIODIC_SHAPE, periodicSql(table, p)))[0]!.distinct_blocks === 1;
-    if (n === 0) {
-      method = 'none';
-    } else if (reps !== undefined) {
-      if (reps > 1 && !(await tryMarkers(reps, Object.keys(MarkerKind) as MarkerKind[]))) {
-        const gaps = await store.query(LONG_GAP_SHAPE, longestGapsSql(table, reps - 1));
-        if (gaps.length < reps - 1) throw new TickwiseError('usage', analyzerMessages.tooFewGaps(where, reps, gaps.length));
-        const longest = gaps.map((g) => BigInt(g.pos)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-        const j = await judgeCut(store, table, longest);
-        if (j.reason === null) accept('reps', longest, j);
-        else if (!(await tryPeriodic([reps]))) {
-          const why = [`the ${reps - 1} longest idle gaps: ${j.reason}`, ...refused.map((r) => `${r.method}: ${r.reason}`)].join('; ');
-          throw new TickwiseError('unequal-segments', `${where}: --reps ${reps}: no cut into ${reps} equal repetitions, so none is used (${why}); run tickwise segments without --reps to see what is found`);
-        }
-      }
-    } else if (!(await tryMarkers(undefined, ['profiler_steps', 'device_sync', 'stream_sync']))) {
-      const ms: number[] = [];
-      for (let m = 2; m <= Math.min(n, MAX_BLOCKS); m++) ms.push(m);
-      // periodicity before submissions: the coarsest repetition first (a prefill of several submissions)
-      if (!(await tryPeriodic(ms))) await tryMarkers(undefined, ['submissions']);
     }
-    const rows = n === 0 ? [] : await store.query(SEGMENT_SUMMARY_SHAPE, segmentSummarySql(table, boundaries));
-    const ref = rows[1] ?? rows[0];
-    const segments: Segment[] = rows.map((r, i) => ({
-      capture_id: dev.capture_id,
-      device: dev.device,
-      segment: r.segment,
-      role: rows.length === 1 ? 'only' : i === 0 ? 'first' : 'steady',
-      start_ns: r.start_ns,
-      end_ns: r.end_ns,
-      span_ns: r.end_ns - r.start_ns,
-      dispatch_count: r.dispatch_count,
-      gap_before_ns: i === 0 ? null : r.gap_before_ns,
-      first_submission_id: r.first_submission_id,
-      last_submission_id: r.last_submission_id,
-      same_sequence_as_first: r.sequence_hash === rows[0]!.sequence_hash && r.dispatch_count === rows[0]!.dispatch_count,
-    }));
-    const spans = segments.map((x) => x.span_ns).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    return {
-      capture_id: dev.capture_id,
-      device: dev.device,
-      label: dev.label,
-      method,
-      period_dispatches: period,
-      sequences_identical: segments.every((x) => x.same_sequence_as_first) && rows.every((r) => r.sequence_hash === ref!.sequence_hash),
-      cold_pass_extra_dispatches: coldExtra,
-      refused,
-      summary: { count: spans.length, min_span_ns: spans[0] ?? null, median_span_ns: spans.length ? spans[Math.floor((spans.length - 1) / 2)]! : null, max_span_ns: spans[spans.length - 1] ?? null },
-      segments,
-    };
-  } finally {
-    await store.run(`DROP TABLE IF EXISTS ${table}`);
+    return false;
+  };
+  if (n === 0) {
+    method = 'none';
+  } else if (reps !== undefined) {
+    if (reps > 1 && !(await tryMarkers(reps, Object.keys(MarkerKind) as MarkerKind[]))) {
+      const gaps = await q.ask('gaps', reps - 1);
+      if (gaps.length < reps - 1) throw new TickwiseError('usage', analyzerMessages.tooFewGaps(where, reps, gaps.length));
+      const longest = gaps.map((g) => BigInt(g.pos)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      const j = await judgeCut(q, longest);
+      if (j.reason === null) accept('reps', longest, j);
+      else if (!(await tryPeriodic([reps]))) {
+        const why = [`the ${reps - 1} longest idle gaps: ${j.reason}`, ...refused.map((r) => `${r.method}: ${r.reason}`)].join('; ');
+        throw new TickwiseError('unequal-segments', `${where}: --reps ${reps}: no cut into ${reps} equal repetitions, so none is used (${why}); run tickwise segments without --reps to see what is found`);
+      }
+    }
+  } else if (!(await tryMarkers(undefined, HOST_MARKER_KINDS))) {
+    const ms: number[] = [];
+    for (let m = 2; m <= Math.min(n, MAX_BLOCKS); m++) ms.push(m);
+    // periodicity before submissions: the coarsest repetition first (a prefill of several submissions)
+    if (!(await tryPeriodic(ms))) await tryMarkers(undefined, ['submissions']);
   }
+  // the accepted cut's segments were read when it was judged; one segment otherwise
+  const rows: SummaryRow[] = n === 0 ? [] : summary ?? (await q.ask('summary', boundaries));
+  const ref = rows[1] ?? rows[0];
+  const segments: Segment[] = rows.map((r, i) => ({
+    capture_id: dev.capture_id,
+    device: dev.device,
+    segment: r.segment,
+    role: rows.length === 1 ? 'only' : i === 0 ? 'first' : 'steady',
+    start_ns: r.start_ns,
+    end_ns: r.end_ns,
+    span_ns: r.end_ns - r.start_ns,
+    dispatch_count: r.dispatch_count,
+    gap_before_ns: i === 0 ? null : r.gap_before_ns,
+    first_submission_id: r.first_submission_id,
+    last_submission_id: r.last_submission_id,
+    same_sequence_as_first: r.sequence_hash === rows[0]!.sequence_hash && r.dispatch_count === rows[0]!.dispatch_count,
+  }));
+  const spans = segments.map((x) => x.span_ns).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return {
+    capture_id: dev.capture_id,
+    device: dev.device,
+    label: dev.label,
+    method,
+    period_dispatches: period,
+    sequences_identical: segments.every((x) => x.same_sequence_as_first) && rows.every((r) => r.sequence_hash === ref!.sequence_hash),
+    cold_pass_extra_dispatches: coldExtra,
+    refused,
+    summary: { count: spans.length, min_span_ns: spans[0] ?? null, median_span_ns: spans.length ? spans[Math.floor((spans.length - 1) / 2)]! : null, max_span_ns: spans[spans.length - 1] ?? null },
+    segments,
+  };
 }
 
 function rangesOf(seg: DeviceSegmentation, choice: SegmentChoice): SegmentRange[] {
@@ -357,8 +582,7 @@ export async function resolveSegments(
   const choice = parseSegmentChoice(opts.segment);
   checkReps(opts.reps);
   const plan = await planSources(store, opts);
-  const devices: DeviceSegmentation[] = [];
-  for (const d of plan.devices) devices.push(await segmentDeviceOnce(store, plan.spec, d, opts.reps));
+  const devices = allOrFirstError(await segmentDevicesOnce(store, plan.spec, plan.devices, opts.reps));
   // steady where it can be: a device with one segment (no repetition) is read whole, and the segment says so;
   // only when no selected device repeats is `steady` refused
   const single = devices.filter((d) => d.segments.length < 2);
@@ -367,6 +591,43 @@ export async function resolveSegments(
     return { segment: analyzerMessages.steadyWhereItCan(single.map((d) => whereLabel(d))), devices, ranges };
   }
   return { segment: opts.segment ?? 'all', devices, ranges: devices.flatMap((d) => rangesOf(d, choice)) };
+}
+
+/**
+ * The segments of every device of these captures, found together (for
+ * `check`, which reads every capture). A capture that cannot be segmented
+ * (a device without a time base, nothing timed) is listed in `refused`, and
+ * none of its devices in `devices`.
+ */
+export async function segmentCaptures(store: Store, captureIds: readonly number[]): Promise<{ devices: DeviceSegmentation[]; refused: number[] }> {
+  const refused = new Set<number>();
+  const wanted = new Set(captureIds);
+  let plans: Omit<Plan, 'segment'>[];
+  try {
+    plans = [await planSources(store)];
+  } catch (e) {
+    if (!isTickwiseError(e)) throw e;
+    // some capture cannot be planned: each on its own
+    plans = [];
+    for (const id of captureIds) {
+      try {
+        plans.push(await planSources(store, { captureId: id }));
+      } catch (e2) {
+        if (!isTickwiseError(e2)) throw e2;
+        refused.add(id);
+      }
+    }
+  }
+  const devices = plans.flatMap((p) => p.devices).filter((d) => wanted.has(d.capture_id));
+  const spec: SelectionSpec = { sources: plans.flatMap((p) => p.spec.sources).filter((s) => wanted.has(s.capture_id)), segments: null };
+  const settled = await segmentDevicesOnce(store, spec, devices, undefined);
+  settled.forEach((s, i) => {
+    if (s.status === 'fulfilled') return;
+    if (!isTickwiseError(s.reason)) throw s.reason;
+    refused.add(devices[i]!.capture_id);
+  });
+  const found = settled.flatMap((s, i) => (s.status === 'fulfilled' && !refused.has(devices[i]!.capture_id) ? [s.value] : []));
+  return { devices: found, refused: captureIds.filter((id) => refused.has(id)) };
 }
 
 /** `tickwise segments`: every device's segments (see {@link resolveSegments}). */

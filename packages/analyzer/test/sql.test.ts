@@ -117,14 +117,15 @@ describe('SQL builders', () => {
       { sources: [{ capture_id: 1, device: 0, family: 'device' }], segments: null },
       { sources: [{ capture_id: 1, device: 0, family: 'host' }], segments: [{ capture_id: 1, device: 0, segment: 0, from_ns: 0n, until_ns: 100n }, { capture_id: 1, device: 0, segment: 1, from_ns: 100n, until_ns: null }] },
     ];
-    await store.run(`CREATE TEMP TABLE t AS ${segmentRowsSql(selectionSql(specs[0]!))}`);
+    await store.run(`CREATE TEMP TABLE t AS ${segmentRowsSql(selectionSql(specs[0]!), [{ capture_id: 1, device: 0 }])}`);
     for (const spec of specs) {
       const sel = selectionSql(spec, { capture_id: 1, device: 0, queue: null });
       const statements = [
         sel, gapBucketsSql(sel, 200_000n), betweenBucketsSql(sel, 1n), segmentSpansSql(sel), gapListSql(sel),
         overlapDeviceSql(sel), busyPiecesSql(sel), pairOverlapsSql(`(${busyPiecesSql(sel)})`), kernelStatsSql(sel), busyUnionSql(sel), matchedKernelsSql(selectionSql(spec, undefined, kernelGlobSql("it's*"))),
-        durationStatsSql(sel), durationStatsBySegmentSql(sel), segmentRowsSql(sel), longestGapsSql('t', 5), periodicSql('t', 2),
-        segmentSummarySql('t', []), segmentSummarySql('t', [1n, 3n]),
+        durationStatsSql(sel), durationStatsBySegmentSql(sel), segmentRowsSql(sel, [{ capture_id: 1, device: 0 }, { capture_id: 1, device: 1 }]),
+        longestGapsSql('t', [{ dev: 0, limit: 5 }]), longestGapsSql('t', [{ dev: 0, limit: 5 }, { dev: 1, limit: 2 }]), periodicSql('t', [{ dev: 0, period: 2 }]),
+        segmentSummarySql('t', [{ dev: 0, boundaries: [] }]), segmentSummarySql('t', [{ dev: 0, boundaries: [1n, 3n] }, { dev: 1, boundaries: [] }], true),
       ];
       for (const sql of statements) await store.run(`EXPLAIN ${sql}`);
     }

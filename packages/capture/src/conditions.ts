@@ -115,7 +115,7 @@ function seriesRows(key: string, unit: string, values: readonly (number | null)[
       case 'end':
         return last === null ? absent(`${key}.end`, 'not readable at the end', unit) : row(`${key}.end`, last, unit, note);
       case 'peak':
-        return row(`${key}.peak`, Math.max(...seen), unit, note);
+        return row(`${key}.peak`, seen.reduce((a, b) => Math.max(a, b)), unit, note); // not a spread: a long sampling overflows the call stack
       case 'mean':
         return row(`${key}.mean`, seen.reduce((a, b) => a + b, 0) / seen.length, unit, note);
     }
