@@ -160,4 +160,25 @@ describe('segmentation of many devices at once', () => {
       await s.close();
     }
   }, 120_000);
+
+  it('a cut into 140k unequal segments is refused with their size range (their sizes were spread into Math.min: a stack overflow)', async () => {
+    const dir = tmp('tickwise-segments-batch-');
+    dirs.push(dir);
+    const db = join(dir, 'subs.duckdb');
+    const w = await Store.open(db);
+    try {
+      await w.run(`INSERT INTO captures (capture_id, path, format, schema_version, sha256, producer, label, timeline, record_count)
+        VALUES (1, 'test:subs', 'generated', 1, NULL, 'segments-batch.test', 'subs', 'host_monotonic', 0)`);
+      await w.run(`INSERT INTO devices (capture_id, device, kind, name, time_base) VALUES (1, 0, 'gpu', 'gpu', 'device_tick_fit')`);
+      // submissions of 1, 2, ..., 7 dispatches, over and over (j = i % 28: submission floor((sqrt(8j + 1) - 1) / 2) of its block)
+      await w.run(`INSERT INTO dispatches (capture_id, device, queue, submission_id, kernel, start_ns, end_ns, dur_ns, time_source, valid, line)
+        SELECT 1, 0, 0, (i // 28) * 7 + floor((sqrt(8 * (i % 28) + 1) - 1) / 2)::BIGINT, 'k' || (i % 5), 1000 * i, 1000 * i + 500, 500, 'device_tick_fit', true, i + 1
+        FROM range(560000) t(i)`);
+      const [d] = (await segments(w)).devices;
+      expect(d!.method).toBe('none');
+      expect(d!.refused).toContainEqual({ method: 'submissions', segments: 140_000, reason: 'segments of 1 to 7 dispatches differ' });
+    } finally {
+      await w.close();
+    }
+  }, 120_000);
 });
