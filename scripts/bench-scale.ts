@@ -60,6 +60,10 @@ row('import hrx DeviceProfile', '2 x 10k intervals', importTime(hrxProfiles(dir,
   '1000 x 20 intervals', importTime(hrxProfiles(dir, 1000, 20), db('hrx1000')));
 row('import ireeperf-jsonl', '2 x 10k dispatches', importTime(ireeperfStream(dir, 2, 10_000), db('iree2')),
   '500 x 40 dispatches', importTime(ireeperfStream(dir, 500, 40), db('iree500')));
+// segmentation: every device searched (a few statements per device were 20 s for 1000 devices)
+for (const verb of ['segments', 'check']) {
+  row(`tickwise ${verb}`, '200k kernels, 2 GPUs', timed([verb, db('k2')]), '200k kernels, 2000 GPUs', timed([verb, db('k2000')]));
+}
 // analyses: every device busy at once (a data-parallel step), 200k kernels
 importTime(kinetoTrace(dir, 2, 200_000, true), db('c2'));
 importTime(kinetoTrace(dir, 64, 200_000, true), db('c64'));
