@@ -286,7 +286,7 @@ export function classifyKernels(
     const down = gemms.filter((k) => k.shape!.k !== H);
     const out = inH.filter((k) => k.shape!.n === H);
     const others = inH.filter((k) => k.shape!.n !== H);
-    const maxN = others.length ? Math.max(...others.map((k) => k.shape!.n)) : null;
+    const maxN = others.length ? others.reduce((a, k) => Math.max(a, k.shape!.n), -Infinity) : null; // not a spread: kernels named per instance can be 10^5
     const ffn = others.filter((k) => k.shape!.n === maxN);
     const qkv = others.filter((k) => k.shape!.n !== maxN);
     const put = (role: StageKind, ks: readonly KernelInfo[]) => {
