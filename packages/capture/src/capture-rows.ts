@@ -40,9 +40,15 @@ export async function runJsonRead(store: Store, sql: (maxObjectBytes?: number) =
 export async function setImportMemory(
   store: Store, src: { readonly sizeBytes: number; readonly compression: string } | null, limits: { readonly minMb: number; readonly capMb: number },
 ): Promise<void> {
-  await store.run(`SET memory_limit = '${importMemoryLimit(src, limits)}'`);
+  // set only when it changes: a folder of small captures set the same 318 MB before each (12 ms a statement)
+  const limit = importMemoryLimit(src, limits);
+  if (memorySet.get(store) === limit) return;
+  await store.run(`SET memory_limit = '${limit}'`);
   await store.run(`SET temp_directory = ${sqlString(join(tmpdir(), 'tickwise-duckdb-spill'))}`);
+  memorySet.set(store, limit);
 }
+/** The memory_limit each store was last given by {@link setImportMemory} (only it sets one). */
+const memorySet = new WeakMap<Store, string>();
 
 /** The memory_limit text {@link setImportMemory} sets (`env`: where TICKWISE_IMPORT_MEMORY is read). */
 export function importMemoryLimit(

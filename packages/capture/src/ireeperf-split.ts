@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
-import { open, rm } from 'node:fs/promises';
+import { open, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Store } from '@tickwise/store';
 import { runJsonRead } from './capture-rows';
-import { nativeScanner } from './json-records-native';
+import { nativeScanner, nativeScannerFor } from './json-records-native';
 import { processTempDir } from './source-file';
 
 /**
@@ -63,7 +63,8 @@ export const SPLIT_TABLES = ['tw_stage_main', 'tw_stage_queue', 'tw_stage_rare']
  */
 export async function stageSplit(store: Store, path: string, stage: SplitStage, env = process.env): Promise<boolean> {
   if (env['TICKWISE_IREEPERF_SPLIT'] === '0') return false;
-  const bin = nativeScanner(env);
+  // a small capture is read whole: starting the splitter costs more than it saves (TICKWISE_IREEPERF_SPLIT=1: any size)
+  const bin = env['TICKWISE_IREEPERF_SPLIT'] === '1' ? nativeScanner(env) : nativeScannerFor((await stat(path)).size, 'none', env);
   if (bin === null || !(await mostlyDispatches(path))) return false;
   const dir = await processTempDir('split');
   const files = { queue: join(dir, 'queue.jsonl'), rare: join(dir, 'rare.jsonl') };

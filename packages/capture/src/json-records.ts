@@ -4,7 +4,7 @@ import { dirname } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { TickwiseError } from '@tickwise/time';
 import { JsonTokenizer, Tok, byteName } from './json-tokenizer';
-import { nativePlan, nativeScanner, scanNative } from './json-records-native';
+import { nativePlan, nativeScannerFor, scanNative } from './json-records-native';
 export { scaleDecimal } from './decimal-scale';
 import { traceMessages } from './trace-messages';
 import { envBytes, type SourceFile } from './source-file';
@@ -876,7 +876,7 @@ export async function scanJsonRecords(src: SourceFile, opts: ScanOptions): Promi
     throw new TickwiseError('unreadable-input', traceMessages.zstdUnsupported(), { file });
   }
   const maxRecord = maxRecordBytesOf(opts);
-  const bin = nativeScanner();
+  const bin = nativeScannerFor(src.sizeBytes, src.compression);
   const first = opts.records[0];
   const restartable = opts.onRestart !== undefined || opts.records.every((r) => r.onPart === undefined);
   if (bin !== null && first !== undefined && restartable && (src.compression === 'none' || src.compression === 'gzip')) {

@@ -100,7 +100,7 @@ describe('Chrome trace JSON: units and precision', () => {
     const flowsOnly = join(tmp(), 'flows-only.json');
     writeFileSync(flowsOnly, `{"traceEvents":[\n${[ev('"ph":"s",', 1), ev('"ph":"f",', 2)].join(',\n')}\n]}`);
     const stored = async (file: string, native: boolean) => {
-      if (!native) vi.stubEnv('TICKWISE_JSONSCAN', '0');
+      vi.stubEnv('TICKWISE_JSONSCAN', native ? 'always' : '0'); // always: the native scanner for these small files too
       try {
         const { store, result } = await load(file);
         const raw = await store.rows(`SELECT record_type, line, json::VARCHAR AS json FROM raw_records ORDER BY line, record_type, json`);
@@ -294,7 +294,7 @@ describe('Chrome trace JSON: bad input', () => {
       writeFileSync(file, Buffer.concat([Buffer.from('{"traceEvents":[\n'), ok('X'), ok('s'), bad, ok('f'), ok('X'), Buffer.from('{"ph":"M","name":"process_name","pid":1,"args":{"name":"GPU 0"}}\n]}\n')]));
       // the routed flow's insert runs on the second connection when the final inserts run in two lanes
       for (const [native, lanes] of [[true, '1'], [true, '2'], [false, '1']] as const) {
-        if (!native) vi.stubEnv('TICKWISE_JSONSCAN', '0');
+        vi.stubEnv('TICKWISE_JSONSCAN', native ? 'always' : '0'); // always: the native scanner for these small files too
         vi.stubEnv('TICKWISE_CHROME_LANES', lanes);
         const err = await load(file).catch((e: unknown) => e);
         vi.unstubAllEnvs();

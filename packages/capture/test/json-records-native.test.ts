@@ -15,7 +15,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Store } from '@tickwise/store';
 import { TickwiseError, seededRng } from '@tickwise/time';
 import { importInput, openSource, scaleDecimal, scanJsonRecords, type RecordSpec, type ScanOptions, type ScanResult } from '../src/index';
-import { nativePlan, nativeScanner, scanNative } from '../src/json-records-native';
+import { NATIVE_MIN_BYTES, nativePlan, nativeScanner, nativeScannerFor, scanNative } from '../src/json-records-native';
 import { maxRecordBytesOf } from '../src/json-records';
 import { sourceJsonText } from '../src/capture-rows';
 import { tmp } from './helpers';
@@ -208,7 +208,7 @@ describe('native JSON scanner vs the TypeScript scanner (seeded)', () => {
     const file = join(dir, 'cut.json');
     writeFileSync(file, text);
     const stored = async (native: boolean) => {
-      if (!native) vi.stubEnv('TICKWISE_JSONSCAN', '0');
+      vi.stubEnv('TICKWISE_JSONSCAN', native ? 'always' : '0');
       vi.stubEnv('TICKWISE_TRACE_SCAN', '1');
       const said: string[] = [];
       const spy = vi.spyOn(process.stderr, 'write').mockImplementation((s) => (said.push(String(s)), true));
@@ -231,5 +231,18 @@ describe('native JSON scanner vs the TypeScript scanner (seeded)', () => {
     expect({ ...nat, said: [] }).toEqual({ ...js, said: [] });
     // the native scan ran first and stopped at the cut (after handing parts over)
     expect(nat.said.join('')).toMatch(/tw-jsonscan: the input ends inside a record or value; the TypeScript scanner reads/);
+  });
+});
+
+describe('which inputs start the native scanner', () => {
+  it.runIf(BIN !== null)('4 MiB and more (a compressed input at ten times its size); any size when named; none when off', () => {
+    const env = {};
+    expect(nativeScannerFor(NATIVE_MIN_BYTES - 1, 'none', env)).toBeNull();
+    expect(nativeScannerFor(NATIVE_MIN_BYTES, 'none', env)).toBe(BIN);
+    expect(nativeScannerFor(Math.ceil(NATIVE_MIN_BYTES / 10), 'gzip', env)).toBe(BIN);
+    expect(nativeScannerFor(Math.floor(NATIVE_MIN_BYTES / 10) - 1, 'gzip', env)).toBeNull();
+    expect(nativeScannerFor(10, 'none', { TICKWISE_JSONSCAN: 'always' })).toBe(BIN);
+    expect(nativeScannerFor(10, 'none', { TICKWISE_JSONSCAN: BIN! })).toBe(BIN);
+    expect(nativeScannerFor(NATIVE_MIN_BYTES * 100, 'none', { TICKWISE_JSONSCAN: '0' })).toBeNull();
   });
 });

@@ -142,10 +142,11 @@ describe('npm pack gives an installable tickwise command', () => {
     const out = execFileSync(bin, ['kernels', sample, '--json'], { encoding: 'utf8', cwd: work });
     expect(JSON.parse(out)).toBeTruthy();
     // the native JSON scanner came with it (scripts/setup built it): on a trace cut off in its last event it runs
-    // first, stops, and says so (TICKWISE_TRACE_SCAN), then the TypeScript scanner imports the events before the cut
+    // first (TICKWISE_JSONSCAN=always: a file this small is otherwise scanned in-process), stops, and says so
+    // (TICKWISE_TRACE_SCAN), then the TypeScript scanner imports the events before the cut
     const cut = join(work, 'cut.json');
     writeFileSync(cut, '{"traceEvents":[\n{"ph":"X","cat":"kernel","name":"k","pid":1,"tid":2,"ts":1,"dur":2},\n{"ph":"s","name":"f","id":1,"pid":1,"tid":2,"ts":1},\n{"ph":"X","cat":"ke');
-    const run = spawnSync(bin, ['import', cut, '--db', join(work, 'cut.duckdb')], { encoding: 'utf8', cwd: '/', env: { ...process.env, TICKWISE_TRACE_SCAN: '1' } });
+    const run = spawnSync(bin, ['import', cut, '--db', join(work, 'cut.duckdb')], { encoding: 'utf8', cwd: '/', env: { ...process.env, TICKWISE_TRACE_SCAN: '1', TICKWISE_JSONSCAN: 'always' } });
     expect(run.status, run.stderr).toBe(0);
     expect(run.stderr).toMatch(/tw-jsonscan: the input ends inside a record or value; the TypeScript scanner reads/);
   }, 600_000);
