@@ -131,13 +131,53 @@ export function coldPassTolerance(periodDispatches: number): number {
 type SummaryRow = { segment: number; dispatch_count: number; start_ns: bigint; end_ns: bigint; gap_before_ns: bigint | null; first_submission_id: string | null; last_submission_id: string | null; sequence_hash: string };
 type MarkerCounts = Record<HostMarkerKind, number>;
 
+/** A device's longest gaps, longest first (ties: the earlier first), in typed arrays, with a lookup by position. */
+class GapList {
+  readonly length: number;
+  /** Position and gap of the i-th longest. */
+  private readonly posAt: Float64Array;
+  private readonly gapAt: BigInt64Array;
+  /** The same, sorted by position (for {@link at}). */
+  private readonly byPos: Float64Array;
+  private readonly byPosGap: BigInt64Array;
+
+  constructor(rows: readonly { pos: number; gap_ns: bigint }[]) {
+    this.length = rows.length;
+    this.posAt = Float64Array.from(rows, (r) => r.pos);
+    this.gapAt = BigInt64Array.from(rows, (r) => r.gap_ns);
+    const order = Array.from(rows.keys()).sort((a, b) => rows[a]!.pos - rows[b]!.pos);
+    this.byPos = Float64Array.from(order, (i) => rows[i]!.pos);
+    this.byPosGap = BigInt64Array.from(order, (i) => rows[i]!.gap_ns);
+  }
+
+  pos(i: number): number {
+    return this.posAt[i]!;
+  }
+
+  gap(i: number): bigint {
+    return this.gapAt[i]!;
+  }
+
+  /** The gap before position `p`, when it is one of these. */
+  at(p: number): bigint | undefined {
+    let lo = 0;
+    let hi = this.byPos.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.byPos[mid]! < p) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < this.byPos.length && this.byPos[lo] === p ? this.byPosGap[lo] : undefined;
+  }
+}
+
 /** The questions a device's segmentation asks of its rows, and their answers' types. */
 interface Questions {
   summary: { arg: readonly bigint[]; answer: SummaryRow[] };
   kernelSets: { arg: readonly bigint[]; answer: { segment: number; h: string }[] };
   firstTwo: { arg: readonly bigint[]; answer: { kernel: string; a: number; b: number }[] };
   periodic: { arg: number; answer: boolean };
-  gaps: { arg: number; answer: { pos: number; gap_ns: bigint }[] };
+  gaps: { arg: number; answer: GapList };
   cuts: { arg: MarkerKind; answer: bigint[] };
   submissionCount: { arg: null; answer: number };
 }
@@ -263,7 +303,7 @@ class SegmentBatch {
       case 'periodic':
         return per(await this.store.query({ dev: 'number', ...PERIODIC_SHAPE }, periodicSql(t, ps.map((p) => ({ dev: p.dev, period: p.arg as number })), whole)), (rs) => rs[0]!.distinct_blocks === 1, false);
       case 'gaps':
-        return per(await this.store.query({ dev: 'number', ...LONG_GAP_SHAPE }, longestGapsSql(t, ps.map((p) => ({ dev: p.dev, limit: p.arg as number })), whole)), (rs) => rs.map(strip), []);
+        return per(await this.store.query({ dev: 'number', ...LONG_GAP_SHAPE }, longestGapsSql(t, ps.map((p) => ({ dev: p.dev, limit: p.arg as number })), whole)), (rs) => new GapList(rs), new GapList([]));
       case 'cuts': {
         const reqs = ps.map((p) => ({ dev: p.dev, capture_id: this.devices[p.dev]!.capture_id }));
         return per(await this.store.query({ dev: 'number', pos: 'number' }, markerCutsSql(t, ps[0]!.arg as MarkerKind, reqs, whole)), (rs) => rs.map((r) => BigInt(r.pos)), []);
@@ -332,24 +372,37 @@ async function judgeCut(q: DeviceRows, boundaries: readonly bigint[]): Promise<{
 }
 
 /**
- * Devices searched at once: their answers (up to 4,096 gaps each) are held
- * together, so 1,000 devices at once held 4 M rows. More than a few dozen
- * hardly lowers the number of statements per device.
+ * The gap rows the devices searched at once may ask for together: each
+ * device counts for its rows, up to the 4,096 longest gaps it reads (those
+ * of a round arrive as one result of row objects: 1,000 devices at once held
+ * 4 M rows). One device is always searched, whatever its count.
  */
-const SEGMENTED_AT_ONCE = 64;
+const GAP_ROWS_AT_ONCE = 1 << 16;
 
-/** Runs at most `n` of the functions given to it at a time, the others in the order they came. */
-function limiter(n: number): <T>(f: () => Promise<T>) => Promise<T> {
+/** Runs the functions given to it while their weights sum to at most `cap` (one at least), the others in the order they came. */
+function limiter(cap: number): <T>(weight: number, f: () => Promise<T>) => Promise<T> {
+  let used = 0;
   let running = 0;
-  const waiting: (() => void)[] = [];
-  return async (f) => {
-    if (running >= n) await new Promise<void>((res) => waiting.push(res));
-    running++;
+  const waiting: { weight: number; go: () => void }[] = [];
+  const next = () => {
+    while (waiting.length > 0 && (running === 0 || used + waiting[0]!.weight <= cap)) {
+      const w = waiting.shift()!;
+      used += w.weight;
+      running++;
+      w.go();
+    }
+  };
+  return async (weight, f) => {
+    await new Promise<void>((go) => {
+      waiting.push({ weight, go });
+      next();
+    });
     try {
       return await f();
     } finally {
+      used -= weight;
       running--;
-      waiting.shift()?.();
+      next();
     }
   };
 }
@@ -363,7 +416,8 @@ function limiter(n: number): <T>(f: () => Promise<T>) => Promise<T> {
  */
 async function segmentDevicesOnce(store: Store, spec: SelectionSpec, devices: readonly DevicePlan[], reps: number | undefined): Promise<PromiseSettledResult<DeviceSegmentation>[]> {
   const todo: DevicePlan[] = [];
-  const atOnce = limiter(SEGMENTED_AT_ONCE);
+  // TICKWISE_SEGMENT_GAP_ROWS: another bound (the tests search a few devices at a time with it)
+  const atOnce = limiter(Number(process.env['TICKWISE_SEGMENT_GAP_ROWS'] ?? '') || GAP_ROWS_AT_ONCE);
   let start!: (b: SegmentBatch) => void;
   let fail!: (e: unknown) => void;
   const ready = new Promise<SegmentBatch>((res, rej) => {
@@ -378,7 +432,8 @@ async function segmentDevicesOnce(store: Store, spec: SelectionSpec, devices: re
     return readOnce(store, key, async () => {
       const i = todo.push(dev) - 1;
       const batch = await ready;
-      return atOnce(() => segmentDevice(new DeviceRows(batch, i), dev, reps));
+      const rows = new DeviceRows(batch, i);
+      return atOnce(Math.min(rows.n, LONGEST_GAPS), () => segmentDevice(rows, dev, reps));
     });
   });
   let batch: SegmentBatch | null = null;
@@ -412,25 +467,22 @@ async function segmentDevice(q: DeviceRows, dev: DevicePlan, reps: number | unde
   let summary: SummaryRow[] | null = null;
   const refused: RefusedCut[] = [];
   const multiples = (p: number, m: number, offset = 0) => Array.from({ length: m - 1 }, (_, i) => BigInt(p * (i + 1) + offset));
-  let gapAt: Map<number, bigint> | null = null;
-  let longest: readonly { pos: number; gap_ns: bigint }[] = [];
+  let longest: GapList | null = null;
   /** m blocks of p rows (the first `offset` rows longer): cut at gaps, boundary gaps >= 2x every gap inside blocks 2..m. */
   const gapsFit = async (p: number, m: number, offset: number): Promise<boolean> => {
-    if (gapAt === null) {
-      longest = await q.ask('gaps', LONGEST_GAPS);
-      gapAt = new Map(longest.map((g) => [g.pos, g.gap_ns]));
-    }
+    const gaps = (longest ??= await q.ask('gaps', LONGEST_GAPS));
     let minBoundary: bigint | null = null;
     for (let i = 1; i < m; i++) {
-      const g = gapAt.get(p * i + offset);
+      const g = gaps.at(p * i + offset);
       if (g === undefined) return false;
       if (minBoundary === null || g < minBoundary) minBoundary = g;
     }
     if (minBoundary === null) return false;
     // longest first: only the gaps down to half the shortest boundary can spoil the cut
-    for (const g of longest) {
-      if (g.gap_ns * BOUNDARY_MARGIN <= minBoundary) break;
-      if (g.pos > p + offset && (g.pos - offset) % p !== 0) return false;
+    for (let k = 0; k < gaps.length; k++) {
+      if (gaps.gap(k) * BOUNDARY_MARGIN <= minBoundary) break;
+      const pos = gaps.pos(k);
+      if (pos > p + offset && (pos - offset) % p !== 0) return false;
     }
     return true;
   };
@@ -495,7 +547,7 @@ async function segmentDevice(q: DeviceRows, dev: DevicePlan, reps: number | unde
     if (reps > 1 && !(await tryMarkers(reps, Object.keys(MarkerKind) as MarkerKind[]))) {
       const gaps = await q.ask('gaps', reps - 1);
       if (gaps.length < reps - 1) throw new TickwiseError('usage', analyzerMessages.tooFewGaps(where, reps, gaps.length));
-      const longest = gaps.map((g) => BigInt(g.pos)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      const longest = Array.from({ length: gaps.length }, (_, k) => BigInt(gaps.pos(k))).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
       const j = await judgeCut(q, longest);
       if (j.reason === null) accept('reps', longest, j);
       else if (!(await tryPeriodic([reps]))) {
