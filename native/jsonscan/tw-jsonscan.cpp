@@ -53,6 +53,7 @@ struct Fallback {
 //   X <spec>\t<key>                 an exact key of the spec
 //   C \t<key>\t<key>...             a captured path
 //   R <spec>\t<key>\t<out>\t<value>... the spec's route (see Route)
+//   Q <spec>\t<kindKey>\t<open>\t<close>\t<timeKey>\t<out>\t<groupKey>...  the spec's pairs (see Pairing)
 
 enum Convert { NONE, SCALE, FS };
 
@@ -67,6 +68,17 @@ struct Route {
   std::vector<std::string> keep;
 };
 
+// A spec's pairs (RecordSpec.pairs): records whose own-level <kindKey> is
+// <open> or <close>, paired per group (the values of the <groupKey>s) by a
+// stack in the order they come, written to <out> as lines
+// `<open index>\t<close index>\t<close's converted timeKey text>`. Given
+// only when that order is a sort by (time, index) per group and the groups
+// are DuckDB's (see Scanner::pairStep); else the caller pairs them.
+struct Pairing {
+  std::string kindKey, open, close, timeKey, out;
+  std::vector<std::string> groupKeys;
+};
+
 struct Spec {
   uint64_t partBytes = 0;
   Convert convert = NONE;
@@ -75,6 +87,8 @@ struct Spec {
   std::vector<std::string> exactKeys;
   bool routed = false;
   Route route;
+  bool paired = false;
+  Pairing pairing;
 };
 
 struct Node {
@@ -167,6 +181,18 @@ Plan readPlan(const char *file) {
       s.route.key = parts[1];
       s.route.out = parts[2];
       s.route.keep.assign(parts.begin() + 3, parts.end());
+    } else if (kind == 'Q') {
+      std::vector<std::string> parts = splitTabs(rest);
+      size_t spec = std::strtoul(parts[0].c_str(), nullptr, 10);
+      if (spec >= p.specs.size() || parts.size() < 7 || p.specs[spec].paired) fallback("bad plan line Q");
+      Spec &s = p.specs[spec];
+      s.paired = true;
+      s.pairing.kindKey = parts[1];
+      s.pairing.open = parts[2];
+      s.pairing.close = parts[3];
+      s.pairing.timeKey = parts[4];
+      s.pairing.out = parts[5];
+      s.pairing.groupKeys.assign(parts.begin() + 6, parts.end());
     } else if (kind == 'P' || kind == 'X' || kind == 'C') {
       std::vector<std::string> parts = splitTabs(rest);
       if (kind == 'C') {
@@ -284,6 +310,39 @@ std::string fsToNsText(const std::string &fs) {
   std::string frac = padded.substr(padded.size() - 6);
   while (!frac.empty() && frac.back() == '0') frac.pop_back();
   return (neg ? "-" : "") + padded.substr(0, padded.size() - 6) + "." + frac;
+}
+
+// A decimal text `-?digits(.digits)?`, or not.
+bool plainDecimal(const std::string &d) {
+  size_t i = d.size() > 0 && d[0] == '-' ? 1 : 0, digits = 0;
+  while (i < d.size() && isDigit(static_cast<unsigned char>(d[i]))) i++, digits++;
+  if (digits == 0) return false;
+  if (i == d.size()) return true;
+  if (d[i] != '.') return false;
+  size_t frac = 0;
+  for (i++; i < d.size(); i++, frac++) {
+    if (!isDigit(static_cast<unsigned char>(d[i]))) return false;
+  }
+  return frac > 0;
+}
+
+// a <=> b (-1, 0, 1) of two plainDecimal texts, by value
+int compareDecimal(const std::string &a, const std::string &b) {
+  auto parts = [](const std::string &d, bool &neg, std::string &whole, std::string &frac) {
+    neg = !d.empty() && d[0] == '-';
+    size_t start = neg ? 1 : 0, dot = d.find('.');
+    whole = stripZeros(d.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    frac = dot == std::string::npos ? "" : d.substr(dot + 1);
+    while (!frac.empty() && frac.back() == '0') frac.pop_back();
+    if (whole == "0" && frac.empty()) neg = false;  // -0 is 0
+  };
+  bool na, nb;
+  std::string wa, fa, wb, fb;
+  parts(a, na, wa, fa);
+  parts(b, nb, wb, fb);
+  if (na != nb) return na ? -1 : 1;
+  int mag = wa.size() != wb.size() ? (wa.size() < wb.size() ? -1 : 1) : wa != wb ? (wa < wb ? -1 : 1) : fa != fb ? (fa < fb ? -1 : 1) : 0;
+  return na ? -mag : mag;
 }
 
 // ---------------------------------------------------------------------------
@@ -553,7 +612,41 @@ class Scanner {
     for (size_t i = 0; i < plan.specs.size(); i++) {
       if (plan.specs[i].routed) routes_[i].reset(new RoutedOut(plan.specs[i].route.out));
     }
+    pairs_.resize(plan.specs.size());
+    for (size_t i = 0; i < plan.specs.size(); i++) {
+      if (plan.specs[i].paired) pairs_[i].reset(new PairState(plan.specs[i].pairing));
+    }
   }
+
+  // A spec's pairing as it goes (Pairing): off for good at the first record it cannot be sure of.
+  struct PairState {
+    explicit PairState(const Pairing &p) : out(p.out) {
+      f = std::fopen(out.c_str(), "wb");
+      if (!f) fallback("cannot write " + out + ": " + std::strerror(errno));
+      buf.reserve(1u << 20);
+    }
+    struct Group {
+      std::vector<uint64_t> open;  // indices of the open records, innermost last
+      std::string lastTime;
+      bool any = false;
+    };
+    std::string out, buf;
+    FILE *f = nullptr;
+    bool on = true;
+    uint64_t pairs = 0;
+    std::unordered_map<std::string, Group> groups;
+    void flush(bool force) {
+      if (buf.empty() || (!force && buf.size() < (4u << 20))) return;
+      if (std::fwrite(buf.data(), 1, buf.size(), f) != buf.size()) fallback(std::string("write failed: ") + std::strerror(errno));
+      buf.clear();
+    }
+    void close() {
+      flush(true);
+      if (std::fclose(f) != 0) fallback(std::string("write failed: ") + std::strerror(errno));
+      f = nullptr;
+    }
+  };
+  std::vector<std::unique_ptr<PairState>> pairs_;  // per spec: its pairing, or null
 
   Tokenizer t;
   std::vector<Out> outs_;
@@ -649,6 +742,7 @@ class Scanner {
   void flush(bool force) {
     for (Out &o : outs_) o.flush(force);
     for (auto &r : routes_) if (r) r->flush(force);
+    for (auto &q : pairs_) if (q) q->flush(force);
   }
 
   void end(bool pending) {
@@ -670,6 +764,11 @@ class Scanner {
   std::vector<std::vector<std::pair<bool, std::string>>> exactText_;  // per spec, per key: (set, text)
   std::vector<size_t> exactOrder_;
   std::string conv_;
+  // the record being read, for its spec's pairing: field 0 its kind, 1.. its group keys (tok: 0 absent, else the
+  // value's Tok, -1 a value it cannot be sure of), and its converted time text
+  std::vector<std::pair<int, std::string>> pairField_;
+  std::string pairTime_;
+  bool pairTimeSet_ = false;
 
   int childOf(int node, const std::string &key) const {
     if (node < 0) return -1;
@@ -783,6 +882,11 @@ class Scanner {
     bool routeValueNext = false, routable = route != nullptr;
     int routeHits = 0;
     size_t valueStart = 0, valueLen = 0;
+    // the pairing's fields (Pairing): which one the next top-level value is, and what each held
+    const Pairing *pairing = pairs_[spec] && pairs_[spec]->on ? &plan_.specs[spec].pairing : nullptr;
+    int pairNext = -1;
+    if (pairing) pairField_.assign(1 + pairing->groupKeys.size(), {0, std::string()});
+    pairTimeSet_ = false;
     for (;;) {
       Tok tok = t.next();
       if (tok == MORE) {
@@ -806,6 +910,16 @@ class Scanner {
               if (hasExact) {
                 if (t.escaped) fallback("an escaped key in a record with exact keys");
                 exact = exactKeyIndex(spec);
+              }
+              if (pairing) {
+                if (t.escaped) {
+                  pairs_[spec]->on = false;  // it might decode to one of the keys
+                  pairing = nullptr;
+                } else {
+                  pairNext = pairFieldOf(*pairing, reinterpret_cast<const char *>(t.buf) + t.start + 1, t.stop - t.start - 2);
+                  // a key seen twice: its value is not certain
+                  if (pairNext >= 0 && pairField_[static_cast<size_t>(pairNext)].first != 0) pairField_[static_cast<size_t>(pairNext)].first = -1, pairNext = -1;
+                }
               }
               if (routable) {
                 if (t.escaped) {
@@ -852,6 +966,17 @@ class Scanner {
             closed = true;
             break;
           }
+          if (pairNext >= 0) {  // the value of a pairing key (at this level)
+            auto &pf = pairField_[static_cast<size_t>(pairNext)];
+            pairNext = -1;
+            if ((tok == STRING && !t.escaped) || tok == NUMBER || tok == LITERAL) {
+              pf.first = tok;
+              if (tok == STRING) pf.second.assign(reinterpret_cast<const char *>(t.buf) + t.start + 1, t.stop - t.start - 2);
+              else pf.second.assign(reinterpret_cast<const char *>(t.buf) + t.start, t.stop - t.start);
+            } else {
+              pf.first = -1;
+            }
+          }
           if (routeValueNext) {  // the value of the route key (at this level: the token right after its colon)
             routeValueNext = false;
             if (tok == STRING && !t.escaped) {
@@ -889,9 +1014,84 @@ class Scanner {
       }
     }
     if (routable && routeHits == 1 && !keeps(*route, valueStart, valueLen)) {
+      // a routed record is not among the spec's records: one that would pair stops the pairing
+      if (pairing && pairKind(*pairing) != 0) pairs_[spec]->on = false;
       writeRouted(spec, recLine, bodyLine, bodyCrs, bodyStart, t.start, valueStart, valueLen);
     } else {
       writeRecord(spec, recLine, bodyLine, bodyCrs, bodyStart, t.start);
+      if (pairing) pairStep(spec, *pairing, outs_[spec].count - 1);
+    }
+    return true;
+  }
+
+  // -1 the key is none of the pairing's, 0 its kind key, i its (i-1)th group key
+  static int pairFieldOf(const Pairing &p, const char *key, size_t len) {
+    auto is = [&](const std::string &k) { return k.size() == len && std::memcmp(k.data(), key, len) == 0; };
+    if (is(p.kindKey)) return 0;
+    for (size_t i = 0; i < p.groupKeys.size(); i++) {
+      if (is(p.groupKeys[i])) return static_cast<int>(i + 1);
+    }
+    return -1;
+  }
+
+  // the record's kind: 1 open, 2 close, 0 neither, -1 not certain
+  int pairKind(const Pairing &p) const {
+    const auto &k = pairField_[0];
+    if (k.first == -1) return -1;
+    if (k.first != STRING) return 0;
+    return k.second == p.open ? 1 : k.second == p.close ? 2 : 0;
+  }
+
+  // One record of a paired spec (its index among the spec's records). The pairs are those the caller's SQL finds
+  // (a stack per group over its records sorted by (time, index)) only when: the group values are what DuckDB's
+  // read_json gives as VARCHAR (absent and null the same, a string's text, an integer's digits, true and false;
+  // "1" and 1 are one group), every open/close record has an exact time, and each group's times never go back
+  // (then the sort keeps this order). Else the pairing stops and the caller pairs them.
+  void pairStep(size_t spec, const Pairing &p, uint64_t index) {
+    PairState &ps = *pairs_[spec];
+    int kind = pairKind(p);
+    if (kind == 0) return;
+    auto stop = [&]() { ps.on = false; };
+    // (a time of more than 30 digits might be beyond the SQL's HUGEINT: the SQL leaves such an event unpaired)
+    if (kind < 0 || !pairTimeSet_ || !plainDecimal(pairTime_) || std::min(pairTime_.find('.'), pairTime_.size()) > 31) return stop();
+    std::string key;
+    for (size_t i = 1; i < pairField_.size(); i++) {
+      const auto &g = pairField_[i];
+      if (g.first == 0 || (g.first == LITERAL && g.second == "null")) {
+        key += '\x01';
+      } else if (g.first == STRING || (g.first == LITERAL && (g.second == "true" || g.second == "false")) || (g.first == NUMBER && plainInteger(g.second))) {
+        key += '\x02';
+        key += g.second;
+      } else {
+        return stop();
+      }
+      key += '\x00';
+    }
+    auto &g = ps.groups[key];
+    if (g.any && compareDecimal(pairTime_, g.lastTime) < 0) return stop();
+    g.lastTime = pairTime_;
+    g.any = true;
+    if (kind == 1) {
+      g.open.push_back(index);
+    } else if (!g.open.empty()) {
+      appendUint(ps.buf, g.open.back());
+      g.open.pop_back();
+      ps.buf.push_back('\t');
+      appendUint(ps.buf, index);
+      ps.buf.push_back('\t');
+      ps.buf += pairTime_;
+      ps.buf.push_back('\n');
+      ps.pairs++;
+    }
+  }
+
+  // -?digits, at most 18, no leading zero (DuckDB gives those digits back as they are written)
+  static bool plainInteger(const std::string &d) {
+    size_t i = !d.empty() && d[0] == '-' ? 1 : 0;
+    size_t n = d.size() - i;
+    if (n == 0 || n > 18 || (d[i] == '0' && (n > 1 || i == 1))) return false;
+    for (; i < d.size(); i++) {
+      if (!isDigit(static_cast<unsigned char>(d[i]))) return false;
     }
     return true;
   }
@@ -982,12 +1182,17 @@ class Scanner {
         o += ",\"_";
         o += s.exactKeys[k];
         o += "\":";
+        const bool isTime = s.paired && s.exactKeys[k] == s.pairing.timeKey;
         if (s.convert == NONE) {
           appendPlainString(o, text);
+          if (isTime) pairTime_ = text;
         } else {
           if (!scaleDecimal(text, s.pow10, conv_)) fallback("an exact value beyond the fast conversion");
-          appendPlainString(o, s.convert == FS ? fsToNsText(conv_) : conv_);
+          if (s.convert == FS) conv_ = fsToNsText(conv_);
+          appendPlainString(o, conv_);
+          if (isTime) pairTime_ = conv_;
         }
+        if (isTime) pairTimeSet_ = true;
         o += ",\"_";
         o += s.exactKeys[k];
         o += "_text\":";
@@ -1084,6 +1289,11 @@ int scan(const char *inputPath, const char *planPath) {
     if (!sc.routes_[i]) continue;
     sc.routes_[i]->close();
     std::printf("R %zu %llu\t%s\n", i, static_cast<unsigned long long>(sc.routes_[i]->count), sc.routes_[i]->path().c_str());
+  }
+  for (size_t i = 0; i < sc.pairs_.size(); i++) {
+    if (!sc.pairs_[i]) continue;
+    sc.pairs_[i]->close();
+    if (sc.pairs_[i]->on) std::printf("Q %zu %llu\t%s\n", i, static_cast<unsigned long long>(sc.pairs_[i]->pairs), sc.pairs_[i]->out.c_str());
   }
   // the captured values one after another in <capdir>/captured, each named with its offset and length
   const std::string file = plan.capdir + "/captured";

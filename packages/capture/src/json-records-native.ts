@@ -4,7 +4,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import type { NdjsonPart, RoutedRecords, ScanOptions, ScanResult } from './json-records';
+import type { NdjsonPart, PairedRecords, RoutedRecords, ScanOptions, ScanResult } from './json-records';
 import type { SourceFile } from './source-file';
 
 /**
@@ -18,8 +18,8 @@ import type { SourceFile } from './source-file';
  * reference.
  *
  * ```
- * plan file (paths, exact keys, parts) --> tw-jsonscan <input> <plan>
- *   stdout: P (a part is complete: onPart) ... R (routed records) ... C (a captured value's file) ... D (done: lines, counts)
+ * plan file (paths, exact keys, parts, routes, pairs) --> tw-jsonscan <input> <plan>
+ *   stdout: P (a part is complete: onPart) ... R (routed records) ... Q (begin/end pairs) ... C (a captured value's file) ... D (done: lines, counts)
  *   files: NDJSON parts, <out>.lines (u32), <out>.ends (f64), a route's out, captured (the captured values, end to end)
  * ```
  * `TICKWISE_JSONSCAN=0` turns it off; `TICKWISE_JSONSCAN=<path>` names the binary (used for
@@ -96,6 +96,11 @@ export function nativePlan(opts: ScanOptions, maxRecordBytes: number, capdir: st
       if (![route.key, route.out, ...route.keep].every(plain)) return null;
       lines.push([`R ${i}`, route.key, route.out, ...route.keep].join('\t'));
     }
+    const pairs = spec.pairs;
+    if (pairs !== undefined && keys.includes(pairs.timeKey)) {
+      const fields = [pairs.kindKey, pairs.open, pairs.close, pairs.timeKey, pairs.out, ...pairs.groupKeys];
+      if (fields.every((f) => plain(f) && f !== '')) lines.push([`Q ${i}`, ...fields].join('\t'));
+    }
   }
   for (const p of opts.capture ?? []) {
     if (!p.every(plain)) return null;
@@ -116,6 +121,7 @@ export async function scanNative(bin: string, src: SourceFile, opts: ScanOptions
   const capturedAt: [number, number, string][] = [];
   let done: number[] | null = null;
   const routed: (RoutedRecords | null)[] = opts.records.map(() => null);
+  const paired: (PairedRecords | null)[] = opts.records.map(() => null);
   let emitted = false;
   const child = spawn(bin, [src.path, planPath], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
@@ -141,6 +147,9 @@ export async function scanNative(bin: string, src: SourceFile, opts: ScanOptions
     } else if (line.startsWith('R ') && tab > 0) {
       const [spec, records] = line.slice(2, tab).split(' ').map(Number) as [number, number];
       routed[spec] = { path: line.slice(tab + 1), records };
+    } else if (line.startsWith('Q ') && tab > 0) {
+      const [spec, pairs] = line.slice(2, tab).split(' ').map(Number) as [number, number];
+      paired[spec] = { path: line.slice(tab + 1), pairs };
     } else if (line.startsWith('D ')) {
       done = line.slice(2).split(' ').map(Number);
     }
@@ -162,6 +171,7 @@ export async function scanNative(bin: string, src: SourceFile, opts: ScanOptions
       issues: [],
       sourceLines: sourceLines!,
       routed,
+      paired,
     },
     emitted,
     why: '',

@@ -57,6 +57,35 @@ export interface RecordSpec {
    * scanner writes every record to the spec's NDJSON.
    */
   readonly route?: { readonly key: string; readonly keep: readonly string[]; readonly out: string };
+  /**
+   * Begin/end records paired per group as they are scanned (a stack per
+   * group: an `close` record ends the innermost `open` one), written to `out`
+   * as lines `<open record's index>\t<close record's index>\t<the close
+   * record's converted timeKey text>`. Only the native scanner pairs (its
+   * result's `paired`), and only when the pairs are certainly those of a sort
+   * by (time, index) per group: every open/close record has its `kindKey` as
+   * a plain string, its group keys (absent, null, a plain string, an integer
+   * of at most 18 digits, true or false) once each, an exact `timeKey`
+   * (`timeKey` must be one of `exactKeys`), and each group's times never go
+   * back. Anything else: no pairs, the caller pairs them itself.
+   */
+  readonly pairs?: PairSpec;
+}
+
+/** {@link RecordSpec.pairs}. */
+export interface PairSpec {
+  readonly kindKey: string;
+  readonly open: string;
+  readonly close: string;
+  readonly timeKey: string;
+  readonly groupKeys: readonly string[];
+  readonly out: string;
+}
+
+/** A spec's pairs ({@link RecordSpec.pairs}): the file and how many lines it holds. */
+export interface PairedRecords {
+  readonly path: string;
+  readonly pairs: number;
 }
 
 /** A spec's routed records ({@link RecordSpec.route}). */
@@ -123,6 +152,8 @@ export interface ScanResult {
   readonly sourceLines: number;
   /** Per spec: its routed records, when the native scanner routed them (else absent, or null for that spec). */
   readonly routed?: (RoutedRecords | null)[];
+  /** Per spec: its begin/end pairs, when the native scanner paired them (else absent, or null for that spec). */
+  readonly paired?: (PairedRecords | null)[];
 }
 
 /** Default of {@link ScanOptions.maxRecordBytes}: 64 MiB. */

@@ -122,6 +122,58 @@ describe('Chrome trace JSON: units and precision', () => {
     }
   });
 
+  it('B/E pairs from the native scan are the SQL\'s pairs; a trace the scan cannot be sure of is paired in SQL', { timeout: 120_000 }, async () => {
+    // threads of two pids (1 written as a number and as a string: one thread, as DuckDB reads it), a null and an absent
+    // tid (one thread), nesting, B and E at one time, an E closing nothing, a B never closed, fractional ts, other phases between
+    const e = (ph: string, pid: string, tid: string | null, ts: string, name = '') =>
+      `{"ph":"${ph}",${name ? `"name":"${name}",` : ''}"pid":${pid}${tid === null ? '' : `,"tid":${tid}`},"ts":${ts}}`;
+    const inOrder = [
+      e('E', '1', '7', '0.5'), e('B', '1', '7', '1', 'a'), e('B', '"1"', '7', '1.25', 'b'), e('i', '1', '7', '1.3', 'mark'), e('E', '1', '"7"', '2'),
+      e('B', '2', 'null', '1.000000001', 'c'), e('B', '2', null, '1.000000001', 'd'), e('E', '2', 'null', '1.000000001'),
+      e('B', '1', '7', '2', 'e'), e('E', '1', '7', '2'), e('X', '1', '7', '2.5', 'x').replace('}', ',"dur":1}'), e('E', '1', '7', '3.75'),
+      e('B', '1', '8', '0.1', 'f'), e('B', '3', 'true', '5', 'g'), e('E', '3', '"true"', '6'), e('E', '2', null, '9'), e('E', '2', null, '10'),
+    ];
+    // thread 1/7 goes back in time: the scan cannot pair in file order
+    const backwards = [e('B', '1', '7', '5', 'a'), e('B', '1', '7', '4', 'b'), e('E', '1', '7', '6'), e('E', '1', '7', '7')];
+    // a pid that is not an integer: DuckDB's text for it is not the scan's to guess
+    const oddPid = [e('B', '1.50', '7', '1', 'a'), e('E', '1.50', '7', '2')];
+    const dir = tmp();
+    const stored = async (file: string, native: boolean) => {
+      vi.stubEnv('TICKWISE_JSONSCAN', native ? 'always' : '0');
+      vi.stubEnv('TICKWISE_TRACE_SCAN', '1');
+      const said: string[] = [];
+      const spy = vi.spyOn(process.stderr, 'write').mockImplementation((x) => (said.push(String(x)), true));
+      try {
+        const { store } = await load(file);
+        const rows = {
+          host: await store.rows(`SELECT name, thread_id, start_ns, end_ns, valid, line FROM host_events ORDER BY line`),
+          raw: await store.rows(`SELECT record_type, line FROM raw_records ORDER BY line`),
+          diags: await store.rows(`SELECT code, message, line FROM diagnostics ORDER BY ALL`),
+        };
+        await store.close();
+        return { rows, fromScan: said.some((x) => / B\/E pairs from the scan/.test(x)) };
+      } finally {
+        spy.mockRestore();
+        vi.unstubAllEnvs();
+      }
+    };
+    for (const [name, events, fromScan] of [['in-order', inOrder, true], ['backwards', backwards, false], ['odd-pid', oddPid, false]] as const) {
+      const file = join(dir, `${name}.json`);
+      writeFileSync(file, `{"traceEvents":[\n${events.join(',\n')}\n]}`);
+      const js = await stored(file, false);
+      const nat = await stored(file, true);
+      expect(js.fromScan, name).toBe(false);
+      expect(nat.fromScan, name).toBe(fromScan);
+      expect(nat.rows, name).toEqual(js.rows);
+    }
+    // the in-order trace's pairs, by hand: a-e (1/7 nested), b-2, c and d at one time (d closed, c not), f never closed, g (1/"true"), 2/null's late E's close c, then nothing
+    const js = await stored(join(dir, 'in-order.json'), false);
+    expect(js.rows.host.filter((r) => r['name'] !== 'x' && r['name'] !== 'mark').map((r) => [r['name'], r['start_ns'], r['end_ns'], r['valid']])).toEqual([
+      ['a', 1000n, 3750n, true], ['b', 1250n, 2000n, true], ['c', 1000n, 9000n, true], ['d', 1000n, 1000n, true],
+      ['e', 2000n, 2000n, true], ['f', 100n, null, false], ['g', 5000n, 6000n, true],
+    ]);
+  });
+
   it('a minified trace (every event on line 1) gives the same rows: events are told apart by their index, not their line', async () => {
     // B/E pairs, flows, metadata and an unmatched E all on one line: pairing and raw_records once keyed events by line,
     // which multiplied B/E spans and copied every event of such a trace into raw_records
