@@ -414,7 +414,7 @@ class Out {
 };
 
 // ---------------------------------------------------------------------------
-// A spec's routed records (Route): one file, written in 4 MiB blocks.
+// A spec's routed records (Route), or its pairs (Pairing): one file, written in 4 MiB blocks.
 
 class RoutedOut {
  public:
@@ -618,33 +618,18 @@ class Scanner {
     }
   }
 
-  // A spec's pairing as it goes (Pairing): off for good at the first record it cannot be sure of.
+  // A spec's pairing as it goes (Pairing): off for good at the first record it cannot be sure of. Its lines go to a
+  // file written as a route's is (count: the pairs).
   struct PairState {
-    explicit PairState(const Pairing &p) : out(p.out) {
-      f = std::fopen(out.c_str(), "wb");
-      if (!f) fallback("cannot write " + out + ": " + std::strerror(errno));
-      buf.reserve(1u << 20);
-    }
+    explicit PairState(const Pairing &p) : file(p.out) {}
     struct Group {
       std::vector<uint64_t> open;  // indices of the open records, innermost last
       std::string lastTime;
       bool any = false;
     };
-    std::string out, buf;
-    FILE *f = nullptr;
+    RoutedOut file;
     bool on = true;
-    uint64_t pairs = 0;
     std::unordered_map<std::string, Group> groups;
-    void flush(bool force) {
-      if (buf.empty() || (!force && buf.size() < (4u << 20))) return;
-      if (std::fwrite(buf.data(), 1, buf.size(), f) != buf.size()) fallback(std::string("write failed: ") + std::strerror(errno));
-      buf.clear();
-    }
-    void close() {
-      flush(true);
-      if (std::fclose(f) != 0) fallback(std::string("write failed: ") + std::strerror(errno));
-      f = nullptr;
-    }
   };
   std::vector<std::unique_ptr<PairState>> pairs_;  // per spec: its pairing, or null
 
@@ -742,7 +727,7 @@ class Scanner {
   void flush(bool force) {
     for (Out &o : outs_) o.flush(force);
     for (auto &r : routes_) if (r) r->flush(force);
-    for (auto &q : pairs_) if (q) q->flush(force);
+    for (auto &q : pairs_) if (q) q->file.flush(force);
   }
 
   void end(bool pending) {
@@ -1074,14 +1059,15 @@ class Scanner {
     if (kind == 1) {
       g.open.push_back(index);
     } else if (!g.open.empty()) {
-      appendUint(ps.buf, g.open.back());
+      std::string &o = ps.file.buf;
+      appendUint(o, g.open.back());
       g.open.pop_back();
-      ps.buf.push_back('\t');
-      appendUint(ps.buf, index);
-      ps.buf.push_back('\t');
-      ps.buf += pairTime_;
-      ps.buf.push_back('\n');
-      ps.pairs++;
+      o.push_back('\t');
+      appendUint(o, index);
+      o.push_back('\t');
+      o += pairTime_;
+      o.push_back('\n');
+      ps.file.count++;
     }
   }
 
@@ -1292,8 +1278,9 @@ int scan(const char *inputPath, const char *planPath) {
   }
   for (size_t i = 0; i < sc.pairs_.size(); i++) {
     if (!sc.pairs_[i]) continue;
-    sc.pairs_[i]->close();
-    if (sc.pairs_[i]->on) std::printf("Q %zu %llu\t%s\n", i, static_cast<unsigned long long>(sc.pairs_[i]->pairs), sc.pairs_[i]->out.c_str());
+    RoutedOut &f = sc.pairs_[i]->file;
+    f.close();
+    if (sc.pairs_[i]->on) std::printf("Q %zu %llu\t%s\n", i, static_cast<unsigned long long>(f.count), f.path().c_str());
   }
   // the captured values one after another in <capdir>/captured, each named with its offset and length
   const std::string file = plan.capdir + "/captured";

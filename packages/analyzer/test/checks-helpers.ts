@@ -162,3 +162,20 @@ export async function addProvenance(
     ],
   );
 }
+
+/**
+ * Counts the statements a store sends to DuckDB from now on (its connection's
+ * run, runAndReadAll and stream): `n()` since the last `reset()`.
+ */
+export function statementCounter(store: Store): { n: () => number; reset: () => void } {
+  const conn = (store as unknown as { conn: Record<string, (...a: unknown[]) => unknown> }).conn;
+  let statements = 0;
+  for (const m of ['run', 'runAndReadAll', 'stream']) {
+    const orig = conn[m]!.bind(conn);
+    conn[m] = (...a: unknown[]) => {
+      statements++;
+      return orig(...a);
+    };
+  }
+  return { n: () => statements, reset: () => void (statements = 0) };
+}

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Store } from '@tickwise/store';
 import { gaps, kernelStats, launches, overlap, segments } from '@tickwise/analyzer';
-import { ROOT, tickwise, tmp } from './checks-helpers';
+import { ROOT, statementCounter, tickwise, tmp } from './checks-helpers';
 
 const REAL = join(ROOT, '../shared/fixtures/external/chrome-trace');
 const TRACELENS_4GPU = join(REAL, 'hpctraining_tracefusion_merged_nccl_only.json.gz');
@@ -62,21 +62,13 @@ async function storeOf(devices: number): Promise<string> {
 async function countingStore(db: string): Promise<{ store: Store; count: <T>(f: (s: Store) => Promise<T>) => Promise<{ value: T; statements: number }> }> {
   const store = await Store.open(db, { readOnly: true });
   await segments(store);
-  const conn = (store as unknown as { conn: Record<string, (...a: unknown[]) => unknown> }).conn;
-  let statements = 0;
-  for (const m of ['run', 'runAndReadAll', 'stream']) {
-    const orig = conn[m]!.bind(conn);
-    conn[m] = (...a: unknown[]) => {
-      statements++;
-      return orig(...a);
-    };
-  }
+  const statements = statementCounter(store);
   return {
     store,
     count: async (f) => {
-      statements = 0;
+      statements.reset();
       const value = await f(store);
-      return { value, statements };
+      return { value, statements: statements.n() };
     },
   };
 }

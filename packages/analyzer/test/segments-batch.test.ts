@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { Store } from '@tickwise/store';
 import { resolveSegments, segmentCaptures, segments, type DeviceSegmentation } from '@tickwise/analyzer';
-import { tmp } from './checks-helpers';
+import { statementCounter, tmp } from './checks-helpers';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -35,11 +35,7 @@ const PER_PASS = 12;
  * 3: 3 passes of 12 back to back (no long gap), one submission a pass.
  */
 async function storeOf(devices: number): Promise<string> {
-  const dir = tmp('tickwise-segments-batch-');
-  dirs.push(dir);
-  const db = join(dir, 's.duckdb');
-  const s = await Store.open(db);
-  try {
+  return newStore('s.duckdb', async (s) => {
     await s.run(`INSERT INTO captures (capture_id, path, format, schema_version, sha256, producer, label, timeline, record_count)
       SELECT c, 'test:' || c, 'generated', 1, NULL, 'segments-batch.test', 'c' || c, 'host_monotonic', 0 FROM range(1, 3) t(c)`);
     await s.run(`INSERT INTO devices (capture_id, device, kind, name, time_base)
@@ -67,6 +63,17 @@ async function storeOf(devices: number): Promise<string> {
       capture_id: 2, kind: 'slice', name: `ProfilerStep#${r}`, start_ns: BASE_NS + BigInt(r) * PASS_NS - 1_000n, end_ns: BASE_NS + BigInt(r + 1) * PASS_NS - 2_000n,
       dur_ns: PASS_NS - 1_000n, time_source: 'host_monotonic', valid: true,
     })));
+  });
+}
+
+/** A new store file (in a folder removed after the tests), filled by `fill`. */
+async function newStore(name: string, fill: (s: Store) => Promise<void>): Promise<string> {
+  const dir = tmp('tickwise-segments-batch-');
+  dirs.push(dir);
+  const db = join(dir, name);
+  const s = await Store.open(db);
+  try {
+    await fill(s);
   } finally {
     await s.close();
   }
@@ -76,17 +83,9 @@ async function storeOf(devices: number): Promise<string> {
 /** Runs `f` on a fresh read-only store (nothing memoized) and counts its statements to DuckDB. */
 async function counted<T>(db: string, f: (s: Store) => Promise<T>): Promise<{ value: T; statements: number }> {
   const store = await Store.open(db, { readOnly: true });
-  const conn = (store as unknown as { conn: Record<string, (...a: unknown[]) => unknown> }).conn;
-  let statements = 0;
-  for (const m of ['run', 'runAndReadAll', 'stream']) {
-    const orig = conn[m]!.bind(conn);
-    conn[m] = (...a: unknown[]) => {
-      statements++;
-      return orig(...a);
-    };
-  }
+  const statements = statementCounter(store);
   try {
-    return { value: await f(store), statements };
+    return { value: await f(store), statements: statements.n() };
   } finally {
     await store.close();
   }
@@ -173,11 +172,7 @@ describe('segmentation of many devices at once', () => {
   }, 120_000);
 
   it('a cut into 140k unequal segments is refused with their size range (their sizes were spread into Math.min: a stack overflow)', async () => {
-    const dir = tmp('tickwise-segments-batch-');
-    dirs.push(dir);
-    const db = join(dir, 'subs.duckdb');
-    const w = await Store.open(db);
-    try {
+    const db = await newStore('subs.duckdb', async (w) => {
       await w.run(`INSERT INTO captures (capture_id, path, format, schema_version, sha256, producer, label, timeline, record_count)
         VALUES (1, 'test:subs', 'generated', 1, NULL, 'segments-batch.test', 'subs', 'host_monotonic', 0)`);
       await w.run(`INSERT INTO devices (capture_id, device, kind, name, time_base) VALUES (1, 0, 'gpu', 'gpu', 'device_tick_fit')`);
@@ -185,11 +180,9 @@ describe('segmentation of many devices at once', () => {
       await w.run(`INSERT INTO dispatches (capture_id, device, queue, submission_id, kernel, start_ns, end_ns, dur_ns, time_source, valid, line)
         SELECT 1, 0, 0, (i // 28) * 7 + floor((sqrt(8 * (i % 28) + 1) - 1) / 2)::BIGINT, 'k' || (i % 5), 1000 * i, 1000 * i + 500, 500, 'device_tick_fit', true, i + 1
         FROM range(560000) t(i)`);
-      const [d] = (await segments(w)).devices;
-      expect(d!.method).toBe('none');
-      expect(d!.refused).toContainEqual({ method: 'submissions', segments: 140_000, reason: 'segments of 1 to 7 dispatches differ' });
-    } finally {
-      await w.close();
-    }
+    });
+    const [d] = (await counted(db, (s) => segments(s))).value.devices;
+    expect(d!.method).toBe('none');
+    expect(d!.refused).toContainEqual({ method: 'submissions', segments: 140_000, reason: 'segments of 1 to 7 dispatches differ' });
   }, 120_000);
 });
