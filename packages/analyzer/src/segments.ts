@@ -415,7 +415,7 @@ function limiter(cap: number): <T>(weight: number, f: () => Promise<T>) => Promi
  * {@link SegmentBatch}); when several fail, the first device's error is thrown.
  */
 async function segmentDevicesOnce(store: Store, spec: SelectionSpec, devices: readonly DevicePlan[], reps: number | undefined): Promise<PromiseSettledResult<DeviceSegmentation>[]> {
-  const todo: DevicePlan[] = [];
+  const unfound: DevicePlan[] = [];
   // TICKWISE_SEGMENT_GAP_ROWS: another bound (the tests search a few devices at a time with it)
   const atOnce = limiter(Number(process.env['TICKWISE_SEGMENT_GAP_ROWS'] ?? '') || GAP_ROWS_AT_ONCE);
   let start!: (b: SegmentBatch) => void;
@@ -430,16 +430,16 @@ async function segmentDevicesOnce(store: Store, spec: SelectionSpec, devices: re
     const own = spec.sources.filter((s) => s.capture_id === dev.capture_id && s.device === dev.device);
     const key = memoKey('segments', dev.capture_id, dev.device, dev.family, dev.time_source, reps ?? null, own);
     return readOnce(store, key, async () => {
-      const i = todo.push(dev) - 1;
+      const i = unfound.push(dev) - 1;
       const batch = await ready;
       const rows = new DeviceRows(batch, i);
       return atOnce(Math.min(rows.n, LONGEST_GAPS), () => segmentDevice(rows, dev, reps));
     });
   });
   let batch: SegmentBatch | null = null;
-  if (todo.length > 0) {
+  if (unfound.length > 0) {
     try {
-      batch = await SegmentBatch.create(store, spec, todo);
+      batch = await SegmentBatch.create(store, spec, unfound);
       start(batch);
     } catch (e) {
       fail(e);
