@@ -1,4 +1,4 @@
-import type { DuckDBAppender, DuckDBTypeId } from '@duckdb/node-api';
+import type { DuckDBAppender, DuckDBType, DuckDBTypeId, DuckDBValue } from '@duckdb/node-api';
 import { duckdbModule } from './duckdb-module';
 import { toJsonText } from './json';
 
@@ -11,6 +11,7 @@ export class AppendValueError extends Error {
 }
 
 type Writer = (v: unknown) => void;
+type Converter = (v: unknown) => DuckDBValue;
 
 let intRanges: Partial<Record<DuckDBTypeId, readonly [bigint, bigint]>> | undefined;
 
@@ -42,13 +43,14 @@ function exactInteger(v: unknown, what: string): bigint {
 }
 
 /**
- * The function that appends one value of column `index` (its DuckDB type as
- * the appender reports it). Integers must be exact and in range (a number
- * beyond 2^53 is refused, never rounded); `json` columns take a string as
- * JSON text and serialize anything else with {@link toJsonText}.
+ * The function that converts and checks one value of a column (its DuckDB
+ * type as the appender reports it) into what DuckDB takes for it: integers
+ * exact and in range (a number beyond 2^53 is refused, never rounded), as a
+ * number up to 32 bits and a bigint beyond; `json` columns take a string as
+ * JSON text and serialize anything else with {@link toJsonText}. null for a
+ * type tickwise does not stage (only the appender's own conversion takes it).
  */
-export function columnWriter(app: DuckDBAppender, index: number, what: string, json: boolean): Writer {
-  const type = app.columnType(index);
+function columnConverter(type: DuckDBType, what: string, json: boolean): Converter | null {
   const id = type.typeId;
   const T = duckdbModule().DuckDBTypeId;
   json ||= type.alias === 'JSON';
@@ -65,46 +67,131 @@ export function columnWriter(app: DuckDBAppender, index: number, what: string, j
     // of the right sign, so only the sign is checked there).
     const loN = lo < BigInt(Number.MIN_SAFE_INTEGER) ? Number.MIN_SAFE_INTEGER : Number(lo);
     const hiN = hi > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(hi);
-    const small = (v: unknown): number => (typeof v === 'number' && Number.isSafeInteger(v) && v >= loN && v <= hiN ? v : Number(check(v)));
-    const wide = (v: unknown): bigint => (typeof v === 'number' && Number.isSafeInteger(v) && v >= loN ? BigInt(v) : check(v));
-    switch (id) {
-      case T.TINYINT: return (v) => app.appendTinyInt(small(v));
-      case T.SMALLINT: return (v) => app.appendSmallInt(small(v));
-      case T.INTEGER: return (v) => app.appendInteger(small(v));
-      case T.UTINYINT: return (v) => app.appendUTinyInt(small(v));
-      case T.USMALLINT: return (v) => app.appendUSmallInt(small(v));
-      case T.UINTEGER: return (v) => app.appendUInteger(small(v));
-      case T.BIGINT: return (v) => app.appendBigInt(typeof v === 'bigint' && v >= lo && v <= hi ? v : wide(v));
-      case T.UBIGINT: return (v) => app.appendUBigInt(typeof v === 'bigint' && v >= lo && v <= hi ? v : wide(v));
-      case T.HUGEINT: return (v) => app.appendHugeInt(wide(v));
-      default: return (v) => app.appendUHugeInt(wide(v));
-    }
+    if (hi <= 2n ** 32n) return (v) => (typeof v === 'number' && Number.isSafeInteger(v) && v >= loN && v <= hiN ? v : Number(check(v)));
+    return (v) => (typeof v === 'bigint' && v >= lo && v <= hi ? v : typeof v === 'number' && Number.isSafeInteger(v) && v >= loN ? BigInt(v) : check(v));
   }
   switch (id) {
     case T.BOOLEAN:
       return (v) => {
         if (typeof v !== 'boolean') throw new AppendValueError(`${what}: ${String(v)} is not a boolean`);
-        app.appendBoolean(v);
+        return v;
       };
     case T.DOUBLE:
-    case T.FLOAT: {
-      const put = id === T.DOUBLE ? (x: number) => app.appendDouble(x) : (x: number) => app.appendFloat(x);
+    case T.FLOAT:
       return (v) => {
         const x = typeof v === 'number' ? v : typeof v === 'bigint' ? Number(v) : typeof v === 'string' && v.trim() !== '' ? Number(v) : Number.NaN;
         if (Number.isNaN(x) && !(typeof v === 'number')) throw new AppendValueError(`${what}: ${String(v)} is not a number`);
-        put(x);
+        return x;
       };
-    }
     case T.VARCHAR:
       return (v) => {
-        if (typeof v === 'string') app.appendVarchar(v);
-        else if (json) app.appendVarchar(toJsonText(v, 0));
-        else if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean') app.appendVarchar(String(v));
-        else throw new AppendValueError(`${what}: a ${typeof v} for a VARCHAR column`);
+        if (typeof v === 'string') return v;
+        if (json) return toJsonText(v, 0);
+        if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean') return String(v);
+        throw new AppendValueError(`${what}: a ${typeof v} for a VARCHAR column`);
       };
     default:
-      return (v) => app.appendValue(v as never);
+      return null;
   }
+}
+
+/** Where a bulk append puts each row's values: `put(i, v)` (v not null or undefined), `putNull(i)`, then `endRow()`; `finish()` once. */
+export interface RowSink {
+  put(index: number, value: unknown): void;
+  putNull(index: number): void;
+  /** The column's default (DuckDB's appender only: a data chunk has none). */
+  putDefault?(index: number): void;
+  endRow(): void;
+  finish(): void;
+}
+
+/** Appends value by value through DuckDB's appender (every column type; defaults). */
+function valueSink(app: DuckDBAppender, what: (index: number) => string, json: (index: number) => boolean): RowSink {
+  const T = duckdbModule().DuckDBTypeId;
+  const writers = Array.from({ length: app.columnCount }, (_, i): Writer => {
+    const type = app.columnType(i);
+    const conv = columnConverter(type, what(i), json(i));
+    if (conv === null) return (v) => app.appendValue(v as never);
+    switch (type.typeId) {
+      case T.TINYINT: return (v) => app.appendTinyInt(conv(v) as number);
+      case T.SMALLINT: return (v) => app.appendSmallInt(conv(v) as number);
+      case T.INTEGER: return (v) => app.appendInteger(conv(v) as number);
+      case T.UTINYINT: return (v) => app.appendUTinyInt(conv(v) as number);
+      case T.USMALLINT: return (v) => app.appendUSmallInt(conv(v) as number);
+      case T.UINTEGER: return (v) => app.appendUInteger(conv(v) as number);
+      case T.BIGINT: return (v) => app.appendBigInt(conv(v) as bigint);
+      case T.UBIGINT: return (v) => app.appendUBigInt(conv(v) as bigint);
+      case T.HUGEINT: return (v) => app.appendHugeInt(conv(v) as bigint);
+      case T.UHUGEINT: return (v) => app.appendUHugeInt(conv(v) as bigint);
+      case T.BOOLEAN: return (v) => app.appendBoolean(conv(v) as boolean);
+      case T.DOUBLE: return (v) => app.appendDouble(conv(v) as number);
+      case T.FLOAT: return (v) => app.appendFloat(conv(v) as number);
+      default: return (v) => app.appendVarchar(conv(v) as string);
+    }
+  });
+  return {
+    put: (i, v) => writers[i]!(v),
+    putNull: () => app.appendNull(),
+    putDefault: () => app.appendDefault(),
+    endRow: () => app.endRow(),
+    finish: () => undefined,
+  };
+}
+
+/**
+ * Rows held a data chunk (DuckDB's vector size, 2048 rows) at a time, a
+ * column array each, and handed to DuckDB in one call per chunk: numbers
+ * and bigints are written into the chunk's typed vectors and copied once;
+ * only strings still cross one by one. An appender call per value took ~0.18
+ * us: 3.7 s of a rocpd import of 1M dispatches x 21 columns.
+ */
+function chunkSink(app: DuckDBAppender, converters: readonly Converter[]): RowSink {
+  const { DuckDBDataChunk } = duckdbModule();
+  const types = converters.map((_, i) => app.columnType(i));
+  const cols = converters.map(() => new Array<DuckDBValue>(CHUNK_ROWS));
+  // one chunk, reset for each batch: a chunk a batch held its native memory until V8 collected the wrapper
+  // (a 1M-row append peaked 330 MB higher)
+  const chunk = DuckDBDataChunk.create(types);
+  let n = 0;
+  const flush = () => {
+    if (n === 0) return;
+    chunk.reset();
+    chunk.rowCount = n;
+    for (let i = 0; i < cols.length; i++) {
+      const col = cols[i]!;
+      chunk.setColumnValues(i, n === CHUNK_ROWS ? col : col.slice(0, n));
+    }
+    app.appendDataChunk(chunk);
+    n = 0;
+  };
+  return {
+    put: (i, v) => { cols[i]![n] = converters[i]!(v); },
+    putNull: (i) => { cols[i]![n] = null; },
+    endRow: () => { if (++n === CHUNK_ROWS) flush(); },
+    finish: flush,
+  };
+}
+
+/** Rows a data chunk holds (DuckDB's STANDARD_VECTOR_SIZE). */
+const CHUNK_ROWS = 2048;
+
+/**
+ * A sink for bulk rows into the appender's table: a data chunk at a time
+ * when every column's type has a converter and no default is wanted, else
+ * value by value. `what(i)` names column i in errors; `json(i)` says it
+ * holds JSON text.
+ */
+export function rowSink(app: DuckDBAppender, what: (index: number) => string, json: (index: number) => boolean = () => false, defaults = false): RowSink {
+  if (!defaults) {
+    const converters: Converter[] = [];
+    for (let i = 0; i < app.columnCount; i++) {
+      const c = columnConverter(app.columnType(i), what(i), json(i));
+      if (c === null) break;
+      converters.push(c);
+    }
+    if (converters.length === app.columnCount) return chunkSink(app, converters);
+  }
+  return valueSink(app, what, json);
 }
 
 /**

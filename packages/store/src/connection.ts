@@ -2,7 +2,7 @@ import type { DuckDBAppender, DuckDBConnection, DuckDBInstance, DuckDBValue } fr
 import { loadDuckdb } from './duckdb-module';
 import { TickwiseError } from '@tickwise/time';
 import { TABLES, TABLE_NAMES, SCHEMA_VERSION, tableColumns, type AppendRow, type TableName } from './schema';
-import { AppendValueError, columnWriter, forEachRow } from './append';
+import { AppendValueError, forEachRow, rowSink } from './append';
 import { convertValue } from './values';
 import { QueryError } from './query-error';
 import { redactConditionRow, type ConditionValues } from './redact';
@@ -189,7 +189,7 @@ export class Store {
   async append<N extends TableName>(table: N, rows: Iterable<AppendRow<N>> | AsyncIterable<AppendRow<N>>): Promise<number> {
     const cols = tableColumns(table);
     return this.appendWith(table, null, async (app) => {
-      const writers = cols.map((c, i) => columnWriter(app, i, `${table}.${c.name}`, c.type === 'JSON'));
+      const sink = rowSink(app, (i) => `${table}.${cols[i]!.name}`, (i) => cols[i]!.type === 'JSON', cols.some((c) => c.default !== null));
       let n = 0;
       const names = cols.map((c) => c.name);
       await forEachRow(rows, (row) => {
@@ -204,13 +204,14 @@ export class Store {
         }
         for (let i = 0; i < cols.length; i++) {
           const v = r[names[i]!];
-          if (v === undefined && cols[i]!.default !== null) app.appendDefault();
-          else if (v === null || v === undefined) app.appendNull();
-          else writers[i]!(v);
+          if (v === undefined && cols[i]!.default !== null) sink.putDefault!(i);
+          else if (v === null || v === undefined) sink.putNull(i);
+          else sink.put(i, v);
         }
-        app.endRow();
+        sink.endRow();
         n++;
       });
+      sink.finish();
       return n;
     });
   }
@@ -222,19 +223,20 @@ export class Store {
    */
   async appendTemp(table: string, rows: Iterable<readonly unknown[]> | AsyncIterable<readonly unknown[]>): Promise<number> {
     return this.appendWith(table, 'temp', async (app) => {
-      const writers = Array.from({ length: app.columnCount }, (_, i) => columnWriter(app, i, `${table} column ${i + 1}`, false));
+      const sink = rowSink(app, (i) => `${table} column ${i + 1}`);
       let n = 0;
-      const width = writers.length;
+      const width = app.columnCount;
       await forEachRow(rows, (row) => {
         if (row.length !== width) throw new AppendValueError(`${table}: row ${n + 1} has ${row.length} values for ${width} columns`);
         for (let i = 0; i < width; i++) {
           const v = row[i];
-          if (v === null || v === undefined) app.appendNull();
-          else writers[i]!(v);
+          if (v === null || v === undefined) sink.putNull(i);
+          else sink.put(i, v);
         }
-        app.endRow();
+        sink.endRow();
         n++;
       });
+      sink.finish();
       return n;
     });
   }
@@ -246,19 +248,20 @@ export class Store {
   async appendTempObjects(table: string, columns: readonly string[], rows: Iterable<object>): Promise<number> {
     return this.appendWith(table, 'temp', async (app) => {
       if (columns.length !== app.columnCount) throw new AppendValueError(`${table}: ${columns.length} column names for ${app.columnCount} columns`);
-      const writers = columns.map((c, i) => columnWriter(app, i, `${table}.${c}`, false));
+      const sink = rowSink(app, (i) => `${table}.${columns[i]}`);
       let n = 0;
       const width = columns.length;
       for (const row of rows) {
         const r = row as Record<string, unknown>;
         for (let i = 0; i < width; i++) {
           const v = r[columns[i]!];
-          if (v === null || v === undefined) app.appendNull();
-          else writers[i]!(v);
+          if (v === null || v === undefined) sink.putNull(i);
+          else sink.put(i, v);
         }
-        app.endRow();
+        sink.endRow();
         n++;
       }
+      sink.finish();
       return n;
     });
   }

@@ -90,6 +90,37 @@ describe('Store.append', () => {
     await expect(s.appendTempObjects('tw_o', ['a', 'b'], [{ a: 1n }])).rejects.toThrow(/2 column names for 3 columns/);
     expect(await s.count('tw_o')).toBe(2);
   });
+  it('appendTemp across data chunks: every value exact, NULLs where they were, a bad value named with its row', async () => {
+    // 2048 rows a chunk: 5000 rows are two full chunks and a part; NULLs fall on different rows in each column
+    const s = await mem();
+    await s.run(`CREATE TEMP TABLE tw_c (i INTEGER, u UINTEGER, b BIGINT, ub UBIGINT, h HUGEINT, f BOOLEAN, d DOUBLE, v VARCHAR, j JSON)`);
+    const row = (k: number): unknown[] => [
+      k % 7 === 0 ? null : k - 2500, k % 11 === 0 ? null : 4294967295 - k, k % 13 === 0 ? null : -(2n ** 63n) + BigInt(k),
+      k % 17 === 0 ? null : 2n ** 64n - 1n - BigInt(k), k % 19 === 0 ? null : 2n ** 100n + BigInt(k), k % 23 === 0 ? null : k % 2 === 0,
+      k % 29 === 0 ? null : k / 8, k % 31 === 0 ? null : `k${k} "q" \u00e9`, k % 37 === 0 ? null : { k, big: 2n ** 63n + BigInt(k) },
+    ];
+    const rows = Array.from({ length: 5000 }, (_, k) => row(k));
+    expect(await s.appendTemp('tw_c', rows)).toBe(5000);
+    const back = await s.rows(`SELECT i, u, b, ub, h, f, d, v, j::VARCHAR AS j FROM tw_c`);
+    expect(back).toHaveLength(5000);
+    const json = (x: unknown) => (x === null ? null : `{"k":${(x as { k: number }).k},"big":${(x as { big: bigint }).big}}`);
+    const toBig = (x: unknown) => (x === null ? null : BigInt(x as number));
+    for (const k of [0, 1, 7, 2047, 2048, 2049, 4095, 4096, 4999, 3333]) {
+      const r = rows[k]!;
+      expect(back[k]).toEqual({ i: r[0], u: r[1], b: r[2], ub: r[3], h: r[4], f: r[5], d: r[6], v: r[7], j: json(r[8]) });
+    }
+    // every row, one figure per column: the counts of NULLs and the sums
+    const sums = (await s.rows(`SELECT count(i) AS i, sum(u)::HUGEINT AS u, sum(b)::HUGEINT AS b, sum(ub)::HUGEINT AS ub, sum(h) AS h, count(*) FILTER (WHERE f) AS f, sum(d) AS d, count(v) AS v, count(j) AS j FROM tw_c`))[0]!;
+    const sum = (c: number) => rows.reduce((a, r) => a + (r[c] === null ? 0n : toBig(r[c])!), 0n);
+    expect(sums).toEqual({
+      i: BigInt(rows.filter((r) => r[0] !== null).length), u: sum(1), b: sum(2), ub: sum(3), h: sum(4), f: BigInt(rows.filter((r) => r[5] === true).length),
+      d: rows.reduce((a, r) => a + ((r[6] as number | null) ?? 0), 0), v: BigInt(rows.filter((r) => r[7] !== null).length), j: BigInt(rows.filter((r) => r[8] !== null).length),
+    });
+    const bad = rows.map((r, k) => (k === 4500 ? [r[0], -1, ...r.slice(2)] : r));
+    await expect(s.appendTemp('tw_c', bad)).rejects.toThrow(/tw_c column 2: -1 is out of range/);
+    await expect(s.appendTemp('tw_c', [[1, 2, 3n, 4n, 5n, true, 1.5, 7, null]])).resolves.toBe(1); // a number for a VARCHAR column is its text
+    expect(await s.scalar(`SELECT v FROM tw_c WHERE i = 1 AND u = 2`)).toBe('7');
+  });
 });
 
 describe('Store.stream', () => {
