@@ -172,7 +172,7 @@ export async function importRocpd(store: Store, src: SourceFile, opts: ImportOpt
           ubig(r[4]), ubig(r[5]), ubig(r[6]), ubig(r[7]), // queue_id, stream_id, tid, dispatch_id
           ubig(r[8]), ubig(r[9]), asText(r[10]), // correlation_id, kernel_id, kernel
           ubig(r[11]), ubig(r[12]), // start_ns, end_ns
-          ubig(r[13]), ubig(r[14]), ubig(r[15]), ubig(r[16]), ubig(r[17]), ubig(r[18]), 'KERNEL_DISPATCH', records, // wg_x..z, grid_x..z
+          ubig(r[13]), ubig(r[14]), ubig(r[15]), ubig(r[16]), ubig(r[17]), ubig(r[18]), null, records, // wg_x..z, grid_x..z; kind: a CSV's Kind column (every rocpd row is a dispatch)
         ];
       }
     };
