@@ -66,6 +66,42 @@ describe('Chrome trace JSON: units and precision', () => {
     expect(diags.find((d) => d['line'] === 10n)!['message']).toBe('2 dispatch(es) have a zero or negative duration (end <= start): kept with valid = false');
   });
 
+  it('events without a usable ts: one diagnostic over spans and the rest, at the first line; the stage dropped or kept gives one store', async () => {
+    // the stage (tw_ct) is dropped once the span table holds its X and B events: the missing-timestamp figure adds the
+    // spans' and the other events' (instants, counters, E), and its line is the first of either
+    const dir = tmp();
+    const file = join(dir, 'no-ts.json');
+    const ev = [
+      '{"ph":"X","cat":"kernel","name":"k","pid":1,"tid":1,"ts":10,"dur":2}',
+      '{"ph":"X","cat":"kernel","name":"k","pid":1,"tid":1,"dur":2}', // line 3: a span without ts
+      '{"ph":"i","name":"m","pid":1,"tid":1,"ts":"soon"}', // line 4: an instant whose ts is no number
+      '{"ph":"C","name":"c","pid":1,"tid":1,"args":{"v":1}}', // line 5: a counter without ts
+      '{"ph":"X","cat":"cpu_op","name":"h","pid":1,"tid":1,"ts":"x","dur":1}', // line 6
+      '{"ph":"i","name":"m2","pid":1,"tid":1,"ts":11}',
+    ];
+    const first = (order: string[]) => `{"traceEvents":[\n${order.join(',\n')}]}`;
+    const stores: string[] = [];
+    for (const [text, line] of [[first(ev), 3n], [first([ev[0]!, ev[2]!, ev[1]!, ev[3]!, ev[4]!, ev[5]!]), 3n], [first([ev[0]!, ev[5]!, ev[4]!, ev[3]!]), 4n]] as const) {
+      writeFileSync(file, text);
+      for (const keep of ['0', '1']) {
+        vi.stubEnv('TICKWISE_CHROME_KEEP_STAGE', keep);
+        const { store } = await load(file);
+        vi.unstubAllEnvs();
+        const d = await store.rows(`SELECT message, line FROM diagnostics WHERE code = 'missing-timestamp'`);
+        expect(d).toHaveLength(1);
+        expect(d[0]!.line).toBe(line);
+        stores.push(JSON.stringify(await store.rows(`SELECT * EXCLUDE (capture_id) FROM host_events ORDER BY line`), (_k, v) => (typeof v === 'bigint' ? String(v) : v))
+          + JSON.stringify(await store.rows(`SELECT code, message, line FROM diagnostics ORDER BY line, code`), (_k, v) => (typeof v === 'bigint' ? String(v) : v))
+          + JSON.stringify(await store.rows(`SELECT * EXCLUDE (capture_id) FROM metric_samples ORDER BY line`), (_k, v) => (typeof v === 'bigint' ? String(v) : v)));
+        await store.close();
+      }
+      expect(stores.at(-1)).toBe(stores.at(-2));
+    }
+    // 4 events without a usable ts in the first two traces (lines 3-6, the instant first in the second), 2 in the last (lines 4-5)
+    expect(stores[0]).toMatch(/"message":"4 event\(s\)/);
+    expect(stores[4]).toMatch(/"message":"2 event\(s\)/);
+  });
+
   it('CPU events are host events: X and B/E pairs (nested, per thread), instants; counters are metric samples', async () => {
     const { store } = await load(PRECISION);
     expect(await store.rows(`SELECT kind, op, name, thread_id, start_ns, end_ns, valid, line FROM host_events ORDER BY line`)).toEqual([

@@ -394,6 +394,12 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
             pr.pkind, coalesce(pr.plabels, pr.pname) AS pname, pr.dpname, lower(coalesce(c.cat, '')) AS lcat
           FROM tw_ct c LEFT JOIN tw_ct_pair p ON p.b_rec = c.rowid LEFT JOIN tw_ct_proc pr ON pr.pid IS NOT DISTINCT FROM c.pid
           WHERE c.ph IN ('X', 'B')))`);
+      // the span table holds every X and B event: the stage's other events (instants, counters, metadata, E's, events
+      // without ph) are kept with their index, and the stage is dropped before the final inserts, which held both (the
+      // staged events are ~126 MB in DuckDB for a 174 MB Kineto trace). TICKWISE_CHROME_KEEP_STAGE=1 keeps it, to compare
+      const keepStage = process.env['TICKWISE_CHROME_KEEP_STAGE'] === '1';
+      await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_rest AS SELECT rowid AS rec, * FROM tw_ct WHERE ph IS NULL OR ph NOT IN ('X', 'B')`);
+      if (!keepStage) await store.run('DROP TABLE tw_ct');
 
       // ---- devices: one per process holding kernels (args.device when every kernel has one) ----
       const allDev = Number(await store.scalar(`SELECT count(*) FILTER (WHERE TRY_CAST(${ARG('device')} AS INTEGER) IS NULL) FROM ${SHARED}.tw_ct_span WHERE class = 'kernel'`)) === 0;
@@ -457,17 +463,17 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
         await a.run(`INSERT INTO host_events
           SELECT ${captureId}, NULL, NULL, 'instant', cat, name, NULL, NULL, NULL, NULL, TRY_CAST(tid AS BIGINT),
             ${ns('_ts', true)} AS s_ns, s_ns, 0, '${timeSource}', s_ns IS NOT NULL, ${HOST_ARGS}, _line
-          FROM tw_ct WHERE ph IN ('i', 'I', 'R')`);
+          FROM tw_ct_rest WHERE ph IN ('i', 'I', 'R')`);
         await a.run(`INSERT INTO metric_samples
           SELECT ${captureId}, NULL, NULL, NULL, name || CASE WHEN k = 'value' THEN '' ELSE '.' || k END, NULL, 'chrome_counter',
             ${ns('_ts', true)} AS t_ns, t_ns, TRY_CAST(args->>k AS DOUBLE), _line
-          FROM (SELECT *, unnest(json_keys(args)) AS k FROM tw_ct WHERE ph = 'C' AND args IS NOT NULL) ORDER BY _line`);
+          FROM (SELECT *, unnest(json_keys(args)) AS k FROM tw_ct_rest WHERE ph = 'C' AND args IS NOT NULL) ORDER BY _line`);
 
         // ---- what has no table: metadata, flows, async, objects, unmatched E, events without ph ----
         await a.run(`CREATE OR REPLACE TEMP TABLE tw_ct_raw AS
-          SELECT rowid AS rec, _line, coalesce(ph, '?') AS ph FROM tw_ct
+          SELECT rec, _line, coalesce(ph, '?') AS ph FROM tw_ct_rest
           WHERE ph IS NULL OR ph NOT IN ('X', 'B', 'E', 'i', 'I', 'R', 'C')
-             OR (ph = 'E' AND rowid NOT IN (SELECT e_rec FROM tw_ct_pair))
+             OR (ph = 'E' AND rec NOT IN (SELECT e_rec FROM tw_ct_pair))
              OR (ph = 'C' AND args IS NULL)
           ORDER BY rec`);
         const rawCount = await a.count('tw_ct_raw');
@@ -513,7 +519,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
       await insertDiagnostics(store, captureId, src.displayPath, diags);
       return { capture_id: captureId, format: 'chrome-trace', records, dispatches, diagnostics: diags.length };
     } finally {
-      for (const t of ['tw_ct', 'tw_ct_rawj', 'tw_ct_devprop', 'tw_ct_proc', 'tw_ct_pair', 'tw_ct_raw']) await store.run(`DROP TABLE IF EXISTS ${t}`).catch(() => undefined);
+      for (const t of ['tw_ct', 'tw_ct_rest', 'tw_ct_rawj', 'tw_ct_devprop', 'tw_ct_proc', 'tw_ct_pair', 'tw_ct_raw']) await store.run(`DROP TABLE IF EXISTS ${t}`).catch(() => undefined);
       await store.run(`DETACH DATABASE IF EXISTS ${SHARED}`).catch(() => undefined);
     }
   });
@@ -578,12 +584,15 @@ async function eventDiagnostics(store: Store, captureId: number, diags: Diagnost
       k_nonpos: 'number', k_nonpos_line: 'number?', h_nonpos: 'number', h_nonpos_line: 'number?', range: 'number', range_line: 'number?',
       unmatched_b: 'number', unmatched_b_line: 'number?', unmatched_e: 'number', unmatched_e_line: 'number?',
     },
-    // one pass over each table (the staged events, the spans, the unmatched ones), not a scan per figure
-    `SELECT * FROM
+    // one pass over each table (the staged events but spans, the spans, the unmatched ones), not a scan per figure;
+    // a span's no_ts is the stage's bad ts of its X or B event
+    `SELECT * EXCLUDE (rest_no_ts, rest_no_ts_line, span_no_ts, span_no_ts_line), (rest_no_ts + span_no_ts)::INTEGER AS no_ts,
+         least(rest_no_ts_line, span_no_ts_line) AS no_ts_line FROM
        (SELECT count(*) FILTER (WHERE ph IS NULL)::INTEGER AS no_ph, min(_line) FILTER (WHERE ph IS NULL) AS no_ph_line,
-          count(*) FILTER (WHERE bad_ts)::INTEGER AS no_ts, min(_line) FILTER (WHERE bad_ts) AS no_ts_line
-        FROM (SELECT ph, _line, ph IN ('X', 'B', 'E', 'i', 'I', 'C') AND ${NS_OF('_ts')} IS NULL AS bad_ts FROM tw_ct)),
-       (SELECT count(*) FILTER (WHERE no_dur AND NOT no_ts)::INTEGER AS no_dur, min(line) FILTER (WHERE no_dur AND NOT no_ts) AS no_dur_line,
+          count(*) FILTER (WHERE bad_ts) AS rest_no_ts, min(_line) FILTER (WHERE bad_ts) AS rest_no_ts_line
+        FROM (SELECT ph, _line, ph IN ('E', 'i', 'I', 'C') AND ${NS_OF('_ts')} IS NULL AS bad_ts FROM tw_ct_rest)),
+       (SELECT count(*) FILTER (WHERE no_ts) AS span_no_ts, min(line) FILTER (WHERE no_ts) AS span_no_ts_line,
+          count(*) FILTER (WHERE no_dur AND NOT no_ts)::INTEGER AS no_dur, min(line) FILTER (WHERE no_dur AND NOT no_ts) AS no_dur_line,
           count(*) FILTER (WHERE class = 'kernel' AND te <= ts)::INTEGER AS k_nonpos, min(line) FILTER (WHERE class = 'kernel' AND te <= ts) AS k_nonpos_line,
           count(*) FILTER (WHERE class <> 'kernel' AND te < ts)::INTEGER AS h_nonpos, min(line) FILTER (WHERE class <> 'kernel' AND te < ts) AS h_nonpos_line,
           count(*) FILTER (WHERE ts IS NOT NULL AND te IS NOT NULL AND (s_ns IS NULL OR e_ns IS NULL))::INTEGER AS range,
