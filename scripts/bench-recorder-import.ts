@@ -19,6 +19,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { median, runChild } from './bench-child';
 
 const root = resolve(import.meta.dirname, '..');
 const args = process.argv.slice(2);
@@ -58,7 +59,6 @@ const bytes = statSync(join(dir, 'records.twr')).size;
 
 type Kind = 'baseline' | 'read' | 'import';
 interface Run { s: number; cpu_s: number; dispatches: number; rss_mb: number }
-const loader = join(root, 'node_modules/tsx/dist/loader.mjs');
 function child(kind: Kind): Run {
   const db = join(work, 'bench.duckdb');
   for (const p of [db, `${db}.wal`]) if (existsSync(p)) rmSync(p);
@@ -97,15 +97,7 @@ function child(kind: Kind): Run {
     const cpu_s = (c.user + c.system) / 1e6;
     console.log(JSON.stringify({ s, cpu_s, dispatches, rss_mb: process.resourceUsage().maxRSS / 1024 }));
   `;
-  const r = spawnSync(process.execPath, ['--conditions=source', '--import', loader, '--input-type=module', '-e', code], {
-    cwd: join(root, 'packages/cli'),
-    encoding: 'utf8',
-  });
-  if (r.status !== 0) {
-    console.error(r.stderr);
-    process.exit(1);
-  }
-  return JSON.parse(r.stdout.trim().split('\n').pop()!) as Run;
+  return runChild<Run>(code);
 }
 
 const runs: Record<Kind, Run[]> = { baseline: [], read: [], import: [] };
@@ -113,7 +105,6 @@ for (let i = 0; i < reps; i++) {
   for (const k of ['baseline', 'read', 'import'] as const) runs[k].push(child(k));
   console.error(`rep ${i + 1}: ${(['baseline', 'read', 'import'] as const).map((k) => `${k} ${runs[k].at(-1)!.s.toFixed(2)} s`).join(', ')}`);
 }
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const base = median(runs.baseline.map((r) => r.s));
 const dispatches = runs.import[0]!.dispatches;
 console.log(`directory: ${dir} (records.twr ${(bytes / 1e6).toFixed(1)} MB, ${dispatches} dispatches), ${reps} reps, median, in child processes (module loading not counted)`);

@@ -20,6 +20,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { median, runChild } from './bench-child';
 
 const root = resolve(import.meta.dirname, '..');
 const args = process.argv.slice(2);
@@ -66,7 +67,6 @@ const bytes = statSync(file).size;
 
 type Kind = 'baseline' | 'import';
 interface Run { s: number; cpu_s: number; dispatches: number; dur_ns: string; rss_mb: number }
-const loader = join(root, 'node_modules/tsx/dist/loader.mjs');
 function child(kind: Kind): Run {
   const db = join(work, 'bench.duckdb');
   for (const p of [db, `${db}.wal`]) if (existsSync(p)) rmSync(p);
@@ -105,12 +105,7 @@ function child(kind: Kind): Run {
     const c = process.cpuUsage(c0);
     console.log(JSON.stringify({ s, cpu_s: (c.user + c.system) / 1e6, dispatches, dur_ns: String(dur), rss_mb: process.resourceUsage().maxRSS / 1024 }));
   `;
-  const r = spawnSync(process.execPath, ['--conditions=source', '--import', loader, '--input-type=module', '-e', code], { cwd: join(root, 'packages/cli'), encoding: 'utf8' });
-  if (r.status !== 0) {
-    console.error(r.stderr);
-    process.exit(1);
-  }
-  return JSON.parse(r.stdout.trim().split('\n').pop()!) as Run;
+  return runChild<Run>(code);
 }
 
 const kinds = ['baseline', 'import'] as const;
@@ -119,7 +114,6 @@ for (let i = 0; i < reps; i++) {
   for (const k of kinds) runs[k].push(child(k));
   console.error(`rep ${i + 1}: ${kinds.map((k) => `${k} ${runs[k].at(-1)!.s.toFixed(2)} s`).join(', ')}`);
 }
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const base = median(runs.baseline.map((r) => r.s));
 console.log(`database: ${file} (${(bytes / 1e6).toFixed(1)} MB, ${n} dispatches), ${reps} reps, median, in child processes (module loading not counted)`);
 const names: Record<Kind, string> = { baseline: 'baseline: better-sqlite3 reads the rows', import: 'import into a fresh store' };
