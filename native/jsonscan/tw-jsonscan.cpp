@@ -309,7 +309,8 @@ std::string fsToNsText(const std::string &fs) {
   std::string padded = digits.size() < 7 ? std::string(7 - digits.size(), '0') + digits : digits;
   std::string frac = padded.substr(padded.size() - 6);
   while (!frac.empty() && frac.back() == '0') frac.pop_back();
-  return (neg ? "-" : "") + padded.substr(0, padded.size() - 6) + "." + frac;
+  // zero ("0" fs) has no fraction: "0", not "0."
+  return (neg ? "-" : "") + padded.substr(0, padded.size() - 6) + (frac.empty() ? "" : "." + frac);
 }
 
 // A decimal text `-?digits(.digits)?`, or not.

@@ -66,6 +66,40 @@ describe('Chrome trace JSON: units and precision', () => {
     expect(diags.find((d) => d['line'] === 10n)!['message']).toBe('2 dispatch(es) have a zero or negative duration (end <= start): kept with valid = false');
   });
 
+  it('a trace of whole ns converts its times by plain casts: the same rows as the exact SQL, both scanners, zero included', { timeout: 120_000 }, async () => {
+    // every staged time of these traces is whole ns (Kineto writes at most 3 decimals of us), zero and negative ones
+    // included (a zero was staged as "0.", which read as a fraction); the last has a time finer than 1 ns
+    const ev = (ph: string, ts: string, dur: string, i: number) => `{"ph":"${ph}","cat":"${i % 2 ? 'kernel' : 'cpu_op'}","name":"e${i}","pid":${i % 3},"tid":1,"ts":${ts}${dur ? `,"dur":${dur}` : ''}}`;
+    const whole = [ev('X', '0', '1.5', 1), ev('X', '0.000', '0', 2), ev('X', '-2.5', '3.001', 3), ev('B', '10', '', 4), ev('E', '12.25', '', 5),
+      ev('i', '0', '', 6), ev('X', '9007199254740993.123', '1e3', 7), ev('C', '13', '', 8).replace('}', ',"args":{"v":2}}')];
+    const dir = tmp();
+    const files = [['whole.json', whole], ['fraction.json', [...whole, ev('X', '20.0005', '0.0015', 9)]]] as const;
+    for (const [name, events] of files) {
+      const file = join(dir, name);
+      writeFileSync(file, `{"traceEvents":[\n${events.join(',\n')}\n]}`);
+      const seen: string[] = [];
+      for (const native of [false, true]) {
+        for (const exact of ['0', '1']) {
+          vi.stubEnv('TICKWISE_JSONSCAN', native ? 'always' : '0');
+          vi.stubEnv('TICKWISE_CHROME_EXACT_SQL', exact);
+          const { store } = await load(file);
+          vi.unstubAllEnvs();
+          const text = (rows: unknown) => JSON.stringify(rows, (_k, v) => (typeof v === 'bigint' ? String(v) : v));
+          seen.push(text(await store.rows(`SELECT kernel, start_ns, end_ns, dur_ns, valid, line FROM dispatches ORDER BY line`))
+            + text(await store.rows(`SELECT kind, name, start_ns, end_ns, valid, line FROM host_events ORDER BY line, kind`))
+            + text(await store.rows(`SELECT name, host_begin_ns, value, line FROM metric_samples ORDER BY line`))
+            + text(await store.rows(`SELECT code, message, line FROM diagnostics ORDER BY line, code`)));
+          await store.close();
+        }
+      }
+      expect(new Set(seen).size, name).toBe(1);
+      // the times themselves, by hand: 0 us, 0.000 us -> 0 ns; -2.5 us + 3.001 us ends at 501 ns; beyond 2^53 us, exact
+      const d = JSON.parse(seen[0]!.slice(0, seen[0]!.indexOf(']') + 1)) as { kernel: string; start_ns: string; end_ns: string }[];
+      expect(d.map((x) => [x.kernel, x.start_ns, x.end_ns])).toEqual(expect.arrayContaining([['e1', '0', '1500'], ['e3', '-2500', '501'], ['e7', '9007199254740993123', '9007199254741993123']]));
+      if (name === 'fraction.json') expect(d.find((x) => x.kernel === 'e9')).toMatchObject({ start_ns: '20001', end_ns: '20002' });
+    }
+  });
+
   it('events without a usable ts: one diagnostic over spans and the rest, at the first line; the stage dropped or kept gives one store', async () => {
     // the stage (tw_ct) is dropped once the span table holds its X and B events: the missing-timestamp figure adds the
     // spans' and the other events' (instants, counters, E), and its line is the first of either
