@@ -113,7 +113,10 @@ describe('Chrome trace JSON: units and precision', () => {
       '{"ph":"X","cat":"cpu_op","name":"h","pid":1,"tid":1,"ts":"x","dur":1}', // line 6
       '{"ph":"i","name":"m2","pid":1,"tid":1,"ts":11}',
     ];
-    const first = (order: string[]) => `{"traceEvents":[\n${order.join(',\n')}]}`;
+    // and 20 spans after them, so that the rest (instants, counters) is a small share of the stage and the stage is
+    // dropped (TICKWISE_CHROME_KEEP_STAGE=0), else read through a view (=1)
+    const spans = Array.from({ length: 20 }, (_, i) => `{"ph":"X","cat":"kernel","name":"s${i}","pid":1,"tid":2,"ts":${100 + i},"dur":1}`);
+    const first = (order: string[]) => `{"traceEvents":[\n${[...order, ...spans].join(',\n')}]}`;
     const stores: string[] = [];
     for (const [text, line] of [[first(ev), 3n], [first([ev[0]!, ev[2]!, ev[1]!, ev[3]!, ev[4]!, ev[5]!]), 3n], [first([ev[0]!, ev[5]!, ev[4]!, ev[3]!]), 4n]] as const) {
       writeFileSync(file, text);

@@ -220,6 +220,12 @@ async function twoLanes(store: Store, balanced: boolean, a: (s: Store) => Promis
 }
 
 /**
+ * The stage is dropped once the span table is built when the events it
+ * still has to give (all but X and B) are at most this share of it.
+ */
+const REST_TO_DROP = 0.25;
+
+/**
  * Fewer rows than this in the larger lane: one lane. The inserts take tens of
  * ms then, and a second connection and two changes of DuckDB's thread count
  * (each restarts its threads and trims the heap) cost as much.
@@ -417,12 +423,18 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
             pr.pkind, coalesce(pr.plabels, pr.pname) AS pname, pr.dpname, lower(coalesce(c.cat, '')) AS lcat
           FROM tw_ct c LEFT JOIN tw_ct_pair p ON p.b_rec = c.rowid LEFT JOIN tw_ct_proc pr ON pr.pid IS NOT DISTINCT FROM c.pid
           WHERE c.ph IN ('X', 'B')))`);
-      // the span table holds every X and B event: the stage's other events (instants, counters, metadata, E's, events
-      // without ph) are kept with their index, and the stage is dropped before the final inserts, which held both (the
-      // staged events are ~126 MB in DuckDB for a 174 MB Kineto trace). TICKWISE_CHROME_KEEP_STAGE=1 keeps it, to compare
-      const keepStage = process.env['TICKWISE_CHROME_KEEP_STAGE'] === '1';
-      await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_rest AS SELECT rowid AS rec, * FROM tw_ct WHERE ph IS NULL OR ph NOT IN ('X', 'B')`);
-      if (!keepStage) await store.run('DROP TABLE tw_ct');
+      // the span table holds every X and B event: when the stage's other events (instants, counters, metadata, E's,
+      // events without ph) are few, they are kept with their index and the stage is dropped before the final inserts,
+      // which held both (the staged events are ~126 MB in DuckDB for a 174 MB Kineto trace, 99% spans). When they are
+      // many (a B/E trace: half its events are E's), copying them cost more than the memory saved (0.42 s for 1M E's)
+      // and the stage stays, read through a view. TICKWISE_CHROME_KEEP_STAGE=1 always keeps it, to compare
+      const { staged, spanned } = (await store.query({ staged: 'number', spanned: 'number' },
+        `SELECT (SELECT count(*) FROM tw_ct)::BIGINT AS staged, (SELECT count(*) FROM ${SHARED}.tw_ct_span)::BIGINT AS spanned`))[0]!;
+      const rest = `SELECT rowid AS rec, * FROM tw_ct WHERE ph IS NULL OR ph NOT IN ('X', 'B')`;
+      if (process.env['TICKWISE_CHROME_KEEP_STAGE'] !== '1' && staged - spanned <= staged * REST_TO_DROP) {
+        await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_rest AS ${rest}`);
+        await store.run('DROP TABLE tw_ct');
+      } else await store.run(`CREATE OR REPLACE TEMP VIEW tw_ct_rest AS ${rest}`);
 
       // ---- devices: one per process holding kernels (args.device when every kernel has one) ----
       const allDev = Number(await store.scalar(`SELECT count(*) FILTER (WHERE TRY_CAST(${ARG('device')} AS INTEGER) IS NULL) FROM ${SHARED}.tw_ct_span WHERE class = 'kernel'`)) === 0;
@@ -542,6 +554,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
       await insertDiagnostics(store, captureId, src.displayPath, diags);
       return { capture_id: captureId, format: 'chrome-trace', records, dispatches, diagnostics: diags.length };
     } finally {
+      await store.run('DROP VIEW IF EXISTS tw_ct_rest').catch(() => undefined);
       for (const t of ['tw_ct', 'tw_ct_rest', 'tw_ct_rawj', 'tw_ct_devprop', 'tw_ct_proc', 'tw_ct_pair', 'tw_ct_raw']) await store.run(`DROP TABLE IF EXISTS ${t}`).catch(() => undefined);
       await store.run(`DETACH DATABASE IF EXISTS ${SHARED}`).catch(() => undefined);
     }
