@@ -16,13 +16,9 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { option as opt } from './bench-child';
 
 const root = resolve(import.meta.dirname, '..');
-const args = process.argv.slice(2);
-const opt = (name: string, dflt: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] ? args[i + 1]! : dflt;
-};
 const mb = Number(opt('mb', '600'));
 const reps = Number(opt('reps', '3'));
 let file = opt('file', '');

@@ -19,14 +19,9 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { median, runChild } from './bench-child';
+import { median, option as opt, runChild } from './bench-child';
 
 const root = resolve(import.meta.dirname, '..');
-const args = process.argv.slice(2);
-const opt = (name: string, dflt: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] ? args[i + 1]! : dflt;
-};
 const launches = Number(opt('launches', '72000'));
 const threads = Number(opt('threads', '2'));
 const reps = Number(opt('reps', '5'));

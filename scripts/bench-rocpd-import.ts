@@ -20,14 +20,9 @@ import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { median, runChild } from './bench-child';
+import { median, option as opt, runChild } from './bench-child';
 
 const root = resolve(import.meta.dirname, '..');
-const args = process.argv.slice(2);
-const opt = (name: string, dflt: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] ? args[i + 1]! : dflt;
-};
 const n = Number(opt('dispatches', '1000000'));
 const reps = Number(opt('reps', '3'));
 const work = join(tmpdir(), 'tickwise-bench-rocpd');

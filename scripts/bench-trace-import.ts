@@ -41,15 +41,12 @@ import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, statSyn
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { option as opt } from './bench-child';
 import { gunzipSync, gzipSync } from 'node:zlib';
 
 const root = resolve(import.meta.dirname, '..');
 const fixtures = resolve(root, '../shared/fixtures/external');
 const args = process.argv.slice(2);
-const opt = (name: string, dflt: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] ? args[i + 1]! : dflt;
-};
 const mb = Number(opt('mb', '150'));
 const reps = Number(opt('reps', '3'));
 const gz = args.includes('--gz');
