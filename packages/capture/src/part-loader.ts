@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { QueryError, sqlString, type Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import { cleanDuckdbMessage, ndjsonErrorLine } from './capture-rows';
@@ -6,6 +7,23 @@ import { traceMessages } from './trace-messages';
 
 /** NDJSON is staged, and loaded by DuckDB while the scan goes on, in parts of this size. */
 export const STAGE_PART_BYTES = 16 << 20;
+
+/**
+ * read_json's maximum_object_size for a part: no record of it is longer than
+ * the part, so its size (or `max`, the reader's limit, when smaller).
+ * DuckDB holds two buffers of this size per thread while it reads (and takes
+ * 16 MiB at least): a part of ordinary events no longer reserves the 2 x 64
+ * MiB the largest event allowed would need.
+ */
+function objectBytesOf(path: string, max: number): number {
+  let size = max;
+  try {
+    size = statSync(path).size;
+  } catch {
+    // read_json names the missing file
+  }
+  return Math.min(max, size + 1);
+}
 
 /**
  * True when input `src` likely stages more than one part: its size on disk,
@@ -57,18 +75,32 @@ export class PartLoader {
    * read with `columns` (the body of read_json's `columns = {...}`).
    */
   into(spec: number, table: string, columns: string): (part: NdjsonPart) => void {
+    return this.each(spec, columns, async (read) => {
+      if (!this.created.has(table)) {
+        this.created.add(table);
+        await this.store.run(`DROP TABLE IF EXISTS ${table}`);
+        await this.store.run(`CREATE TEMP TABLE ${table} AS ${read}`);
+      } else {
+        await this.store.run(`INSERT INTO ${table} ${read}`);
+      }
+    });
+  }
+
+  /**
+   * The `onPart` of spec number `spec` for a reader that does more with a
+   * part than stage it: `load` gets the part's read_json SELECT (with
+   * `columns`) and runs whatever it needs, parts in order, one at a time. A
+   * QueryError of its statements is the part's error (its source line, by
+   * DuckDB's message, from {@link finish}); the reader's own tables are its
+   * to undo on {@link restart} (its `more`).
+   */
+  each(spec: number, columns: string, load: (read: string, part: NdjsonPart) => Promise<void>): (part: NdjsonPart) => void {
     return (part) => {
       this.chain = this.chain.then(async () => {
         if (this.failed) return;
-        const read = `SELECT * FROM read_json(${sqlString(part.path)}, format = 'newline_delimited', columns = {${columns}}, maximum_object_size = ${this.maxObjectBytes})`;
+        const read = `SELECT * FROM read_json(${sqlString(part.path)}, format = 'newline_delimited', columns = {${columns}}, maximum_object_size = ${objectBytesOf(part.path, this.maxObjectBytes)})`;
         try {
-          if (!this.created.has(table)) {
-            this.created.add(table);
-            await this.store.run(`DROP TABLE IF EXISTS ${table}`);
-            await this.store.run(`CREATE TEMP TABLE ${table} AS ${read}`);
-          } else {
-            await this.store.run(`INSERT INTO ${table} ${read}`);
-          }
+          await load(read, part);
         } catch (e) {
           if (!(e instanceof QueryError)) throw e;
           this.failed = { spec, part, error: e };
@@ -79,11 +111,13 @@ export class PartLoader {
 
   /**
    * The parts loaded so far are void (the scan starts over: `ScanOptions.onRestart`):
-   * once the loads issued are done, their tables are dropped and the next part of each creates it again.
+   * once the loads issued are done, their tables are dropped (and `more` run: an {@link each} reader's undoing)
+   * and the next part of each creates it again.
    */
-  restart(): void {
+  restart(more?: () => Promise<void>): void {
     this.chain = this.chain.catch(() => undefined).then(async () => {
       for (const t of this.created) await this.store.run(`DROP TABLE IF EXISTS ${t}`);
+      await more?.();
       this.created.clear();
       this.failed = undefined;
     });

@@ -6,7 +6,7 @@ import {
   baseName, cleanDuckdbMessage, insertAssumption, insertCapture, insertCondition, insertDevices, insertDiagnostics, ndjsonErrorLine, runJsonRead,
   setImportMemory, sourceJsonText, sqlString, withTempDir,
 } from '../capture-rows';
-import { maxRecordBytesOf, scaleDecimal, scanJsonRecords } from '../json-records';
+import { maxRecordBytesOf, scaleDecimal, scanJsonRecords, type NdjsonPart } from '../json-records';
 import { pickRecords } from '../pick-records';
 import { PartLoader, STAGE_PART_BYTES } from '../part-loader';
 import { lineText, sha256File, type SourceFile } from '../source-file';
@@ -232,6 +232,189 @@ const REST_TO_DROP = 0.25;
  */
 const LANE_MIN_ROWS = 50_000;
 
+/**
+ * The time source of the trace's rows, from the options alone: a clock named
+ * (`traceClock`, with `boottimeOffsetNs` for boottime), else `host_other`
+ * whatever the trace says (Kineto's realtime, or a clock unknown). The host
+ * spans written while the scan runs need it before the trace's metadata is read.
+ */
+function timeSourceOf(opts: ImportOptions): string {
+  if (opts.traceClock === 'monotonic') return 'host_monotonic';
+  if (opts.traceClock === 'boottime') return opts.boottimeOffsetNs !== undefined ? 'host_monotonic' : 'host_boottime';
+  return 'host_other';
+}
+
+/** Host spans written before the clock shift was known that the shift put out of BIGINT's range (stored NULL, valid = false). */
+interface OutOfRange {
+  count: number;
+  line: number | null;
+}
+
+/** |ns| up to this (2^62) is written while scanning: any shift up to it keeps the sum in BIGINT's range. */
+const STREAM_NS_MAX = 1n << 62n;
+
+/**
+ * Writes a Chrome trace's host spans to host_events part by part, as the
+ * scan hands the parts over, and stages the rest (`tw_ct`, each event with
+ * its index `rec`) for the statements after the scan. A 174 MB Kineto trace
+ * is 89% host spans (cpu_op, python_function, runtime calls: 331k of 375k
+ * staged events, all the args text); staging them all and building a span
+ * table of them held ~250 MB in DuckDB at once.
+ *
+ * Written as they come: X events whose category alone makes them host spans
+ * (the class `CAT_CLASS` gives 'host'; a category that needs the process's
+ * kind, kernels, copies and sync markers wait for the whole trace), with a
+ * ts, a dur and ts <= end, both within 2^62 ns. What needs the whole trace is
+ * kept out of those rows: the clock shift (Kineto writes
+ * `baseTimeNanoseconds` after the events) is added by one UPDATE after the
+ * scan ({@link shift}), before any other row of the capture is written;
+ * whether any time has a fraction of a ns, and the smallest X ts (an old
+ * Kineto trace's epoch), are gathered per part. Every other event is staged
+ * as before, and the statements after the scan read only those.
+ *
+ * The rows are those the span table would give (compare with
+ * `TICKWISE_CHROME_STREAM=0`, which stages every event); they are stored
+ * before the capture's other host events, in line order.
+ */
+class HostSpanStream {
+  /** A staged time has a fraction of a ns (the exact conversions are needed after the scan). */
+  fractional = false;
+  private minXTs: bigint | null = null;
+  private written = 0;
+  /** The parts' transaction is open. */
+  private open = false;
+  private readonly classes = new Map<string, string>();
+
+  constructor(private readonly store: Store, private readonly captureId: number, private readonly timeSource: string, private readonly on: boolean) {}
+
+  /**
+   * Creates the stage (empty) and opens the transaction the parts are
+   * written in. One transaction, not one per part: a part's ~35k host spans
+   * committed alone went through the write-ahead log, and a checkpoint every
+   * other part (host_events' inserts 1.2 s for the 174 MB trace, 0.85 s in
+   * one transaction, where each full row group is written to the file as it
+   * fills). It also leaves nothing behind when the import fails.
+   */
+  async begin(): Promise<void> {
+    await this.store.run(`CREATE OR REPLACE TEMP TABLE tw_ct (rec BIGINT, ${Object.entries(STAGED).map(([k, t]) => `${k} ${t}`).join(', ')})`);
+    if (this.on) {
+      await this.store.run('BEGIN TRANSACTION');
+      this.open = true;
+    }
+  }
+
+  /** The scan is done and every part loaded: its rows are committed. */
+  async commit(): Promise<void> {
+    if (!this.open) return;
+    this.open = false;
+    await this.store.run('COMMIT');
+  }
+
+  /**
+   * One part (`read`: its read_json SELECT): its host spans to host_events,
+   * the rest to the stage. A failed statement rolls the transaction back at
+   * once (an aborted transaction would refuse the loader's next statements,
+   * and the part's error is the one to tell).
+   */
+  async load(read: string, part: NdjsonPart): Promise<void> {
+    try {
+      await this.loadPart(read, part);
+    } catch (e) {
+      if (this.open) {
+        this.open = false;
+        await this.store.run('ROLLBACK').catch(() => undefined);
+      }
+      throw e;
+    }
+  }
+
+  private async loadPart(read: string, part: NdjsonPart): Promise<void> {
+    const s = this.store;
+    await s.run(`CREATE OR REPLACE TEMP TABLE tw_ct_part AS ${read}`);
+    const f = (await s.query({ frac: 'boolean?', min_x: 'bigint?', r0: 'bigint?', r1: 'bigint?', n: 'bigint' },
+      `SELECT bool_or(strpos(_ts, '.') > 0 OR strpos(_dur, '.') > 0) AS frac, min(${NS_OF('_ts')}) FILTER (WHERE ph = 'X') AS min_x, min(rowid) AS r0, max(rowid) AS r1, count(*) AS n FROM tw_ct_part`))[0]!;
+    if (f.n > 0n && f.r1! - f.r0! + 1n !== f.n) throw new Error('internal: a part\'s row ids are not contiguous');
+    const r0 = f.r0 ?? 0n;
+    const fractional = f.frac === true;
+    this.fractional ||= fractional;
+    if (f.min_x !== null && (this.minXTs === null || f.min_x < this.minXTs)) this.minXTs = f.min_x;
+    if (!this.on) {
+      await s.run(`INSERT INTO tw_ct SELECT ${part.firstRecord} + (rowid - ${r0}), * FROM tw_ct_part`);
+      return;
+    }
+    const cats = await s.query({ lcat: 'string' }, `SELECT DISTINCT lower(coalesce(cat, '')) AS lcat FROM tw_ct_part WHERE ph = 'X'`);
+    const fresh = cats.filter((c) => !this.classes.has(c.lcat));
+    if (fresh.length > 0 && this.classes.size + fresh.length <= MAX_LOOKED_UP_CATS) {
+      const judged = await s.query({ lcat: 'string', cls: 'string' },
+        `SELECT lcat, ${CAT_CLASS} AS cls FROM (VALUES ${fresh.map((c) => `(${sqlString(c.lcat)})`).join(', ')}) t(lcat)`);
+      for (const j of judged) this.classes.set(j.lcat, j.cls);
+    } else if (fresh.length > 0) for (const c of fresh) this.classes.set(c.lcat, '');
+    // up to MAX_LOOKED_UP_CATS categories, a lookup; more, each span judged (as the span table does)
+    const host = this.classes.size <= MAX_LOOKED_UP_CATS
+      ? `lcat IN (${[...this.classes].filter(([, c]) => c === 'host').map(([l]) => sqlString(l)).join(', ') || 'NULL'})`
+      : `(${CAT_CLASS}) = 'host'`;
+    const ns = nsSql(fractional);
+    const derived = `SELECT *, ${ns.sum('_ts', '_dur', 'ts', 'dur')} AS te FROM (
+      SELECT rowid - ${r0} AS i, *, ${ns.of('_ts')} AS ts, ${ns.of('_dur')} AS dur, lower(coalesce(cat, '')) AS lcat FROM tw_ct_part)`;
+    const max = STREAM_NS_MAX.toString();
+    const pick = `ph = 'X' AND ${host} AND ts IS NOT NULL AND dur IS NOT NULL AND te IS NOT NULL AND te >= ts
+      AND ts BETWEEN -${max} AND ${max} AND te BETWEEN -${max} AND ${max}`;
+    this.written += Number(await s.scalar(`INSERT INTO host_events
+      SELECT ${this.captureId}, NULL, NULL, 'slice', cat, name, TRY_CAST(json_extract_string(args, '$.correlation') AS UBIGINT), NULL, NULL, NULL,
+        TRY_CAST(tid AS BIGINT), ts::BIGINT, te::BIGINT, (te - ts)::BIGINT, '${this.timeSource}', true, ${HOST_ARGS}, _line
+      FROM (${derived}) WHERE ${pick}`));
+    await s.run(`INSERT INTO tw_ct SELECT ${part.firstRecord} + i, ${Object.keys(STAGED).join(', ')} FROM (${derived}) WHERE NOT coalesce(${pick}, false)`);
+  }
+
+  /** Old Kineto traces (no baseTimeNanoseconds) carry epoch microseconds: an X ts beyond 2001-09-09. */
+  looksEpoch(): boolean {
+    return this.minXTs !== null && this.minXTs > 1_000_000_000_000_000_000n;
+  }
+
+  /**
+   * Adds `shift` ns to the host spans written (the rows of the capture in
+   * host_events: run before any other is written). A shift beyond 2^62 may put
+   * a time out of BIGINT's range: that row's times become NULL and it is not
+   * valid, as the span table's TRY_CAST does; how many, and the first line.
+   */
+  async shift(shift: bigint): Promise<OutOfRange> {
+    const none: OutOfRange = { count: 0, line: null };
+    if (this.written === 0 || shift === 0n) return none;
+    const where = `WHERE capture_id = ${this.captureId}`;
+    if (shift >= -STREAM_NS_MAX && shift <= STREAM_NS_MAX) {
+      await this.store.run(`UPDATE host_events SET start_ns = start_ns + ${shift}, end_ns = end_ns + ${shift} ${where}`);
+      return none;
+    }
+    const sh = (c: string) => `TRY_CAST(${c}::HUGEINT + ${shift}::HUGEINT AS BIGINT)`;
+    const out = (await this.store.query({ n: 'number', line: 'number?' },
+      `SELECT count(*)::INTEGER AS n, min(line) AS line FROM host_events ${where} AND (${sh('start_ns')} IS NULL OR ${sh('end_ns')} IS NULL)`))[0]!;
+    await this.store.run(`UPDATE host_events SET start_ns = ${sh('start_ns')}, end_ns = ${sh('end_ns')}, dur_ns = ${sh('end_ns')} - ${sh('start_ns')},
+      valid = ${sh('start_ns')} IS NOT NULL AND ${sh('end_ns')} IS NOT NULL ${where}`);
+    return { count: out.n, line: out.line };
+  }
+
+  /** The scan failed: the host spans written and the stage are void (the transaction rolled back). */
+  async abandon(): Promise<void> {
+    if (this.open) {
+      this.open = false;
+      await this.store.run('ROLLBACK');
+    }
+    await this.store.run('DELETE FROM tw_ct');
+    this.fractional = false;
+    this.minXTs = null;
+    this.written = 0;
+  }
+
+  /** The scan starts over (`ScanOptions.onRestart`): what it wrote is void, and the parts go into a new transaction. */
+  async restart(): Promise<void> {
+    await this.abandon();
+    if (this.on) {
+      await this.store.run('BEGIN TRANSACTION');
+      this.open = true;
+    }
+  }
+}
+
 function unquote(text: string | undefined): string | undefined {
   if (text === undefined) return undefined;
   try {
@@ -261,6 +444,9 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
     await setImportMemory(store, src, { minMb: Math.max(300, (4 * maxEventBytes()) / 1e6 + 50), capMb: 700 });
     // DuckDB loads each part of the staged events while the scanner writes the next; tw_ct's rowid is the event's index
     const loader = await PartLoader.start(store, maxEventBytes(), src);
+    const captureId = await store.nextCaptureId();
+    const streamer = new HostSpanStream(store, captureId, timeSourceOf(opts), process.env['TICKWISE_CHROME_STREAM'] !== '0');
+    await streamer.begin();
     let scan;
     try {
       scan = await scanJsonRecords(src, {
@@ -274,7 +460,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
           // the same for the native scanner when the scale is a power of ten (every TimeUnit's is)
           ...(/^10*$/.test(String(nsPerUnit * FS_PER_NS)) ? { nativeConvert: { kind: 'fs' as const, pow10: String(nsPerUnit * FS_PER_NS).length - 1 } } : {}),
           partBytes: STAGE_PART_BYTES,
-          onPart: loader.into(0, 'tw_ct', Object.entries(STAGED).map(([k, t]) => `${k}: '${t}'`).join(', ')),
+          onPart: loader.each(0, Object.entries(STAGED).map(([k, t]) => `${k}: '${t}'`).join(', '), (read, part) => streamer.load(read, part)),
           // events of a phase with no table (flows: 171k of a 174 MB Kineto trace's 546k events) go
           // to raw_records as they are, not staged and read back (the native scanner only;
           // TICKWISE_CHROME_ROUTE=0 stages them, for comparison: the store is the same)
@@ -284,12 +470,23 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
           ...(process.env['TICKWISE_CHROME_PAIRS'] === '0' ? {} : { pairs: { kindKey: 'ph', open: 'B', close: 'E', timeKey: 'ts', groupKeys: ['pid', 'tid'], out: join(dir, 'pairs.tsv') } }),
         }],
         capture: META_KEYS.map((k) => [k]),
-        onRestart: () => loader.restart(),
+        onRestart: () => loader.restart(() => streamer.restart()),
       });
+    } catch (e) {
+      await loader.settle();
+      await streamer.abandon().catch(() => undefined); // no host event of a failed import left in the store
+      throw e;
     } finally {
       await loader.settle(); // never leave a load running on the store (the scan may have failed)
     }
-    await loader.finish(scan.lines, src.displayPath);
+    try {
+      await loader.finish(scan.lines, src.displayPath);
+    } catch (e) {
+      await streamer.abandon().catch(() => undefined);
+      throw e;
+    }
+    await store.run('DROP TABLE IF EXISTS tw_ct_part');
+    await streamer.commit();
     for (const i of scan.issues) diags.push(i);
     const routed = scan.routed?.[0] ?? null;
     const records = scan.counts[0]! + (routed?.records ?? 0);
@@ -302,16 +499,14 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
 
     try {
       opts.onProgress?.('reading events');
-      const captureId = await store.nextCaptureId();
       // TICKWISE_CHROME_EXACT_SQL=1 keeps the fraction's branch for every trace, to compare (the rows are the same)
-      const nsText = nsSql(process.env['TICKWISE_CHROME_EXACT_SQL'] === '1'
-        || Boolean(await store.scalar(`SELECT bool_or(strpos(_ts, '.') > 0 OR strpos(_dur, '.') > 0) FROM tw_ct`)));
+      const nsText = nsSql(process.env['TICKWISE_CHROME_EXACT_SQL'] === '1' || streamer.fractional);
 
       // ---- the clock ----
       let timeline: string;
       let timeSource: string;
       let shift = 0n; // added to every ts
-      const clock = opts.traceClock ?? (kineto && (base !== undefined || (await looksEpoch(store, nsText))) ? 'realtime' : undefined);
+      const clock = opts.traceClock ?? (kineto && (base !== undefined || streamer.looksEpoch()) ? 'realtime' : undefined);
       if (opts.traceClock) {
         await insertAssumption(store, captureId, null, 'trace_clock', opts.traceClock, traceMessages.traceClockGiven(opts.traceClock));
       }
@@ -321,6 +516,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
       }
       if (clock === 'monotonic') {
         timeline = 'host_monotonic';
+        // (timeSourceOf says the same before the scan, for the host spans written while it runs)
         timeSource = 'host_monotonic';
       } else if (clock === 'boottime') {
         if (opts.boottimeOffsetNs !== undefined) {
@@ -352,6 +548,9 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
         await insertCondition(store, captureId, 'trace.display_time_unit', displayUnit, null, 'Trace Event Format displayTimeUnit (display only)');
         if (displayUnit !== 'ms' && !opts.traceTimeUnit) diags.push({ severity: 'info', code: 'display-time-unit', message: traceMessages.displayTimeUnit(displayUnit) });
       }
+      if (timeSource !== timeSourceOf(opts)) throw new Error(`internal: the host spans written while scanning have time source ${timeSourceOf(opts)}, the trace ${timeSource}`);
+      // the host spans written while scanning are shifted now (before any other row of this capture is in host_events)
+      const shifted = await streamer.shift(shift);
       // x: ns (HUGEINT) of the span table, or an event's staged ns text (text = true)
       const ns = (x: string, text = false) => `TRY_CAST(${text ? nsText.of(x) : `TRY_CAST(${x} AS HUGEINT)`} + ${shift.toString()}::HUGEINT AS BIGINT)`;
 
@@ -394,7 +593,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
             SELECT rec, is_b, pid, tid, ts_ns, CASE WHEN is_b THEN 2 * m - n ELSE n - 2 * m + 1 END AS level FROM (
               SELECT rec, is_b, pid, tid, ts_ns, row_number() OVER (PARTITION BY pid, tid ORDER BY ts_ns, rec) AS n,
                 row_number() OVER (PARTITION BY pid, tid, is_b ORDER BY ts_ns, rec) AS m
-              FROM (SELECT rowid AS rec, ph = 'B' AS is_b, pid, tid, ${nsText.of('_ts')} AS ts_ns FROM tw_ct WHERE ph IN ('B', 'E'))
+              FROM (SELECT rec, ph = 'B' AS is_b, pid, tid, ${nsText.of('_ts')} AS ts_ns FROM tw_ct WHERE ph IN ('B', 'E'))
               WHERE ts_ns IS NOT NULL))
           WINDOW w AS (PARTITION BY pid, tid, level ORDER BY ts_ns, rec))
         WHERE is_b AND NOT e_is_b`);
@@ -421,7 +620,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
           SELECT c._line AS line, c.ph, c.pid, c.tid, c.name, c.cat, c.args, ${ARG_FIELDS('c.args')} AS ax, c._ts, c._dur,
             ${nsText.of('c._ts')} AS ts, ${nsText.of('c._dur')} AS dur, p.e_ns, p.b_rec,
             pr.pkind, coalesce(pr.plabels, pr.pname) AS pname, pr.dpname, lower(coalesce(c.cat, '')) AS lcat
-          FROM tw_ct c LEFT JOIN tw_ct_pair p ON p.b_rec = c.rowid LEFT JOIN tw_ct_proc pr ON pr.pid IS NOT DISTINCT FROM c.pid
+          FROM tw_ct c LEFT JOIN tw_ct_pair p ON p.b_rec = c.rec LEFT JOIN tw_ct_proc pr ON pr.pid IS NOT DISTINCT FROM c.pid
           WHERE c.ph IN ('X', 'B')))`);
       // the span table holds every X and B event: when the stage's other events (instants, counters, metadata, E's,
       // events without ph) are few, they are kept with their index and the stage is dropped before the final inserts,
@@ -430,7 +629,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
       // and the stage stays, read through a view. TICKWISE_CHROME_KEEP_STAGE=1 always keeps it, to compare
       const { staged, spanned } = (await store.query({ staged: 'number', spanned: 'number' },
         `SELECT (SELECT count(*) FROM tw_ct)::BIGINT AS staged, (SELECT count(*) FROM ${SHARED}.tw_ct_span)::BIGINT AS spanned`))[0]!;
-      const rest = `SELECT rowid AS rec, * FROM tw_ct WHERE ph IS NULL OR ph NOT IN ('X', 'B')`;
+      const rest = `SELECT * FROM tw_ct WHERE ph IS NULL OR ph NOT IN ('X', 'B')`;
       if (process.env['TICKWISE_CHROME_KEEP_STAGE'] !== '1' && staged - spanned <= staged * REST_TO_DROP) {
         await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_rest AS ${rest}`);
         await store.run('DROP TABLE tw_ct');
@@ -535,7 +734,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
           FROM ${SHARED}.tw_ct_k WHERE class = 'kernel' ORDER BY line`);
         if (routed !== null && routed.records > 0) await insertRouted(b, captureId, routed.path, src.displayPath);
       });
-      await eventDiagnostics(store, captureId, diags, nsText);
+      await eventDiagnostics(store, captureId, diags, nsText, shifted);
 
       const traceSchema = unquote(meta('schemaVersion'));
       if (traceSchema !== undefined) await insertCondition(store, captureId, 'trace.schema_version', traceSchema);
@@ -555,7 +754,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
       return { capture_id: captureId, format: 'chrome-trace', records, dispatches, diagnostics: diags.length };
     } finally {
       await store.run('DROP VIEW IF EXISTS tw_ct_rest').catch(() => undefined);
-      for (const t of ['tw_ct', 'tw_ct_rest', 'tw_ct_rawj', 'tw_ct_devprop', 'tw_ct_proc', 'tw_ct_pair', 'tw_ct_raw']) await store.run(`DROP TABLE IF EXISTS ${t}`).catch(() => undefined);
+      for (const t of ['tw_ct', 'tw_ct_part', 'tw_ct_rest', 'tw_ct_rawj', 'tw_ct_devprop', 'tw_ct_proc', 'tw_ct_pair', 'tw_ct_raw']) await store.run(`DROP TABLE IF EXISTS ${t}`).catch(() => undefined);
       await store.run(`DETACH DATABASE IF EXISTS ${SHARED}`).catch(() => undefined);
     }
   });
@@ -581,11 +780,6 @@ function deviceProperties(text: string | undefined): { id: string; name: string 
   return out;
 }
 
-/** Old Kineto traces (no baseTimeNanoseconds) carry epoch microseconds: ts beyond 2001-09-09. */
-async function looksEpoch(store: Store, nsText: NsSql): Promise<boolean> {
-  const v = await store.scalar(`SELECT min(${nsText.of('_ts')}) FROM tw_ct WHERE ph = 'X'`);
-  return typeof v === 'bigint' && v > 1_000_000_000_000_000_000n;
-}
 
 /**
  * Inserts the events the scanner routed away from the stage (phases with
@@ -613,7 +807,7 @@ async function insertRouted(store: Store, captureId: number, path: string, file:
 }
 
 /** The events' problems as diagnostics, each with its first line (after tw_ct_raw: the unmatched E events are its E rows). */
-async function eventDiagnostics(store: Store, captureId: number, diags: Diagnostic[], nsText: NsSql): Promise<void> {
+async function eventDiagnostics(store: Store, captureId: number, diags: Diagnostic[], nsText: NsSql, shifted: OutOfRange): Promise<void> {
   const r = (await store.query(
     {
       no_ph: 'number', no_ph_line: 'number?', no_ts: 'number', no_ts_line: 'number?', no_dur: 'number', no_dur_line: 'number?',
@@ -631,8 +825,8 @@ async function eventDiagnostics(store: Store, captureId: number, diags: Diagnost
           count(*) FILTER (WHERE no_dur AND NOT no_ts)::INTEGER AS no_dur, min(line) FILTER (WHERE no_dur AND NOT no_ts) AS no_dur_line,
           count(*) FILTER (WHERE class = 'kernel' AND te <= ts)::INTEGER AS k_nonpos, min(line) FILTER (WHERE class = 'kernel' AND te <= ts) AS k_nonpos_line,
           count(*) FILTER (WHERE class <> 'kernel' AND te < ts)::INTEGER AS h_nonpos, min(line) FILTER (WHERE class <> 'kernel' AND te < ts) AS h_nonpos_line,
-          count(*) FILTER (WHERE ts IS NOT NULL AND te IS NOT NULL AND (s_ns IS NULL OR e_ns IS NULL))::INTEGER AS range,
-          min(line) FILTER (WHERE ts IS NOT NULL AND te IS NOT NULL AND (s_ns IS NULL OR e_ns IS NULL)) AS range_line,
+          (count(*) FILTER (WHERE ts IS NOT NULL AND te IS NOT NULL AND (s_ns IS NULL OR e_ns IS NULL)) + ${shifted.count})::INTEGER AS range,
+          least(min(line) FILTER (WHERE ts IS NOT NULL AND te IS NOT NULL AND (s_ns IS NULL OR e_ns IS NULL)), ${shifted.line ?? 'NULL'}) AS range_line,
           count(*) FILTER (WHERE unmatched)::INTEGER AS unmatched_b, min(line) FILTER (WHERE unmatched) AS unmatched_b_line
         FROM ${SHARED}.tw_ct_k),
        (SELECT count(*)::INTEGER AS unmatched_e, min(_line) AS unmatched_e_line FROM tw_ct_raw WHERE ph = 'E')`,
