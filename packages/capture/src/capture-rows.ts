@@ -38,26 +38,34 @@ export async function runJsonRead(store: Store, sql: (maxObjectBytes?: number) =
  * fixed 700 MB, as fast; under 250 MB 0.1-0.2 s slower.
  */
 export async function setImportMemory(
-  store: Store, src: { readonly sizeBytes: number; readonly compression: string } | null, limits: { readonly minMb: number; readonly capMb: number },
+  store: Store, src: { readonly sizeBytes: number; readonly compression: string } | null, limits: ImportMemoryLimits,
 ): Promise<void> {
   // set only when it changes: a folder of small captures set the same 318 MB before each (12 ms a statement)
   const limit = importMemoryLimit(src, limits);
   if (memorySet.get(store) === limit) return;
   await store.run(`SET memory_limit = '${limit}'`);
-  await store.run(`SET temp_directory = ${sqlString(join(tmpdir(), 'tickwise-duckdb-spill'))}`);
+  // once per store: DuckDB refuses to set it again (even to the same folder) once it has spilled there
+  if (!memorySet.has(store)) await store.run(`SET temp_directory = ${sqlString(join(tmpdir(), 'tickwise-duckdb-spill'))}`);
   memorySet.set(store, limit);
 }
 /** The memory_limit each store was last given by {@link setImportMemory} (only it sets one). */
 const memorySet = new WeakMap<Store, string>();
 
+/** The bounds of {@link setImportMemory}: `perInput` MB a MB of input (2 unless said), within `minMb` and `capMb`. */
+export interface ImportMemoryLimits {
+  readonly minMb: number;
+  readonly capMb: number;
+  readonly perInput?: number;
+}
+
 /** The memory_limit text {@link setImportMemory} sets (`env`: where TICKWISE_IMPORT_MEMORY is read). */
 export function importMemoryLimit(
-  src: { readonly sizeBytes: number; readonly compression: string } | null, limits: { readonly minMb: number; readonly capMb: number }, env = process.env,
+  src: { readonly sizeBytes: number; readonly compression: string } | null, limits: ImportMemoryLimits, env = process.env,
 ): string {
   const given = env['TICKWISE_IMPORT_MEMORY'];
   if (given !== undefined && given !== '') return given.replace(/[^0-9A-Za-z.]/g, '');
   const inputMb = src === null ? Infinity : (src.sizeBytes * (src.compression === 'none' ? 1 : 10)) / 1e6;
-  return `${Math.round(Math.min(Math.max(limits.capMb, limits.minMb), Math.max(limits.minMb, 2 * inputMb)))}MB`;
+  return `${Math.round(Math.min(Math.max(limits.capMb, limits.minMb), Math.max(limits.minMb, (limits.perInput ?? 2) * inputMb)))}MB`;
 }
 
 /** The `captures` row of one import. */

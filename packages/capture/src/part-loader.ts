@@ -25,6 +25,28 @@ function objectBytesOf(path: string, max: number): number {
   return Math.min(max, size + 1);
 }
 
+/** A part this large (1.5 parts) holds an event far larger than most: see {@link PartLoader.each}. */
+const LARGE_PART_BYTES = STAGE_PART_BYTES * 1.5;
+
+/**
+ * What read_json allocates at once to read objects of up to `objectBytes`:
+ * eight times the next power of two (a part holding a 50 MB event failed
+ * under a 400 MB bound, asking for 512 MiB), and 64 MB for the rest.
+ */
+function readBufferBytes(objectBytes: number): number {
+  return 8 * 2 ** Math.ceil(Math.log2(objectBytes)) + 64e6;
+}
+
+/** Bytes of a memory setting as DuckDB shows it ("139.6 MiB", "1.2 GB"); 0 when it cannot be read. */
+function bytesOfSetting(text: string): number {
+  const m = /^([\d.]+)\s*([KMGT]?i?B|bytes)?$/i.exec(text.trim());
+  if (m === null) return 0;
+  const unit = (m[2] ?? 'B').toUpperCase();
+  const base = unit.includes('I') ? 1024 : 1000;
+  const pow = { B: 0, BYTES: 0, K: 1, M: 2, G: 3, T: 4 }[unit === 'BYTES' ? 'BYTES' : unit[0] === 'B' ? 'B' : unit[0]!] ?? 0;
+  return Number(m[1]) * base ** pow;
+}
+
 /**
  * True when input `src` likely stages more than one part: its size on disk,
  * or for a compressed file a tenth of {@link STAGE_PART_BYTES} (a trace
@@ -98,9 +120,21 @@ export class PartLoader {
     return (part) => {
       this.chain = this.chain.then(async () => {
         if (this.failed) return;
-        const read = `SELECT * FROM read_json(${sqlString(part.path)}, format = 'newline_delimited', columns = {${columns}}, maximum_object_size = ${objectBytesOf(part.path, this.maxObjectBytes)})`;
+        const objectBytes = objectBytesOf(part.path, this.maxObjectBytes);
+        const read = `SELECT * FROM read_json(${sqlString(part.path)}, format = 'newline_delimited', columns = {${columns}}, maximum_object_size = ${objectBytes})`;
+        let limit: string | undefined;
         try {
-          await load(read, part);
+          // a part far beyond the usual size holds an event as large: DuckDB's bound raised for its read buffer, and
+          // set back after
+          if (objectBytes > LARGE_PART_BYTES) {
+            limit = String(await this.store.scalar(`SELECT current_setting('memory_limit')`));
+            await this.store.run(`SET memory_limit = '${Math.ceil((bytesOfSetting(limit) + readBufferBytes(objectBytes)) / 1e6)}MB'`);
+          }
+          try {
+            await load(read, part);
+          } finally {
+            if (limit !== undefined) await this.store.run(`SET memory_limit = ${sqlString(limit)}`).catch(() => undefined);
+          }
         } catch (e) {
           if (!(e instanceof QueryError)) throw e;
           this.failed = { spec, part, error: e };

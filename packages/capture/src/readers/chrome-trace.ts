@@ -250,6 +250,13 @@ interface OutOfRange {
   line: number | null;
 }
 
+/**
+ * The share of a trace's events staged (not written as they come) beyond
+ * which DuckDB gets the import's usual memory bound: a B/E trace stages all
+ * its spans (their ends may come later), as before.
+ */
+const STAGED_TO_WIDEN = 0.25;
+
 /** |ns| up to this (2^62) is written while scanning: any shift up to it keeps the sum in BIGINT's range. */
 const STREAM_NS_MAX = 1n << 62n;
 
@@ -285,7 +292,15 @@ class HostSpanStream {
   private open = false;
   private readonly classes = new Map<string, string>();
 
-  constructor(private readonly store: Store, private readonly captureId: number, private readonly timeSource: string, private readonly on: boolean) {}
+  /** Events loaded, of all parts. */
+  private loaded = 0;
+  private widened = false;
+
+  /** `widen`: called once the stage holds more than {@link STAGED_TO_WIDEN} of the events loaded (DuckDB's larger bound). */
+  constructor(
+    private readonly store: Store, private readonly captureId: number, private readonly timeSource: string, private readonly on: boolean,
+    private readonly widen: () => Promise<void>,
+  ) {}
 
   /**
    * Creates the stage (empty) and opens the transaction the parts are
@@ -364,6 +379,11 @@ class HostSpanStream {
         TRY_CAST(tid AS BIGINT), ts::BIGINT, te::BIGINT, (te - ts)::BIGINT, '${this.timeSource}', true, ${HOST_ARGS}, _line
       FROM (${derived}) WHERE ${pick}`));
     await s.run(`INSERT INTO tw_ct SELECT ${part.firstRecord} + i, ${Object.keys(STAGED).join(', ')} FROM (${derived}) WHERE NOT coalesce(${pick}, false)`);
+    this.loaded += Number(f.n);
+    if (!this.widened && this.loaded - this.written > STAGED_TO_WIDEN * this.loaded) {
+      this.widened = true;
+      await this.widen();
+    }
   }
 
   /** Old Kineto traces (no baseTimeNanoseconds) carry epoch microseconds: an X ts beyond 2001-09-09. */
@@ -403,6 +423,7 @@ class HostSpanStream {
     this.fractional = false;
     this.minXTs = null;
     this.written = 0;
+    this.loaded = 0;
   }
 
   /** The scan starts over (`ScanOptions.onRestart`): what it wrote is void, and the parts go into a new transaction. */
@@ -440,14 +461,19 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
   return withTempDir('tickwise-chrome-', async (dir) => {
     const out = join(dir, 'events.ndjson');
     // DuckDB's memory bounded by the trace's size, 700 MB at most (a 1 GB trace peaked at 1.7 GB RSS under 1GB,
-    // ~1.45 GB under 700MB, as fast), and at least read_json's buffers on two threads and 50 MB
-    await setImportMemory(store, src, { minMb: Math.max(300, (4 * maxEventBytes()) / 1e6 + 50), capMb: 700 });
+    // ~1.45 GB under 700MB, as fast), and at least read_json's buffers on two threads and 50 MB. While the host
+    // spans are written part by part DuckDB holds a part and what is staged: the trace's size, at least 150 MB (the
+    // loader raises it for a part with a larger event), until the stage holds more than a quarter of the events
+    const wide = { minMb: Math.max(300, (4 * maxEventBytes()) / 1e6 + 50), capMb: 700 };
+    const streamOn = process.env['TICKWISE_CHROME_STREAM'] !== '0';
+    await setImportMemory(store, src, streamOn ? { minMb: 150, capMb: 700, perInput: 1 } : wide);
     // DuckDB loads each part of the staged events while the scanner writes the next; tw_ct's rowid is the event's index
     const loader = await PartLoader.start(store, maxEventBytes(), src);
     const captureId = await store.nextCaptureId();
-    const streamer = new HostSpanStream(store, captureId, timeSourceOf(opts), process.env['TICKWISE_CHROME_STREAM'] !== '0');
+    const streamer = new HostSpanStream(store, captureId, timeSourceOf(opts), streamOn, () => setImportMemory(store, src, wide));
     await streamer.begin();
     let scan;
+    let routedDone: Promise<void> = Promise.resolve();
     try {
       scan = await scanJsonRecords(src, {
         mode: 'document',
@@ -472,6 +498,11 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
         capture: META_KEYS.map((k) => [k]),
         onRestart: () => loader.restart(() => streamer.restart()),
       });
+      // the scanner is done: the events it routed go to raw_records on a second connection while the last parts
+      // load on this one (the insert took 0.4-1.0 s of one core for a 174 MB Kineto trace's 171k flows, alone at
+      // the end). TICKWISE_CHROME_ROUTED_LATE=1 inserts them after the spans, to compare
+      if (process.env['TICKWISE_CHROME_ROUTED_LATE'] !== '1') routedDone = insertRoutedAside(store, captureId, scan.routed?.[0] ?? null, src.displayPath);
+      routedDone.catch(() => undefined); // awaited below
     } catch (e) {
       await loader.settle();
       await streamer.abandon().catch(() => undefined); // no host event of a failed import left in the store
@@ -481,12 +512,16 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
     }
     try {
       await loader.finish(scan.lines, src.displayPath);
+      await routedDone;
     } catch (e) {
+      await routedDone.catch(() => undefined);
       await streamer.abandon().catch(() => undefined);
+      await store.run(`DELETE FROM raw_records WHERE capture_id = ${captureId}`).catch(() => undefined);
       throw e;
     }
     await store.run('DROP TABLE IF EXISTS tw_ct_part');
     await streamer.commit();
+    await setImportMemory(store, src, wide);
     for (const i of scan.issues) diags.push(i);
     const routed = scan.routed?.[0] ?? null;
     const records = scan.counts[0]! + (routed?.records ?? 0);
@@ -675,14 +710,17 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
       // else the one it waits on (Event Sync, Context Sync: stream -1). A zero-length host span is valid (a call or
       // wait shorter than the trace's resolution: Kineto writes whole microseconds); only a negative one is not
       const stream = (k: ArgField) => `CASE WHEN TRY_CAST(${ARG(k)} AS BIGINT) >= 0 THEN TRY_CAST(${ARG(k)} AS INTEGER) END`;
-      // two lanes (host spans, instants, counters, staged raw events | kernels, routed raw events) when the smaller
+      // (the host spans written while scanning and the routed events are in by now: what is left is the spans that
+      // needed the whole trace, kernels among them.)
+      // two lanes (host spans, instants, counters, staged raw events | kernels, routed raw events when inserted late) when the smaller
       // has half the rows of the larger or more: 174 MB Kineto (331k host spans | 40k kernels, 171k flows), 5
       // alternating runs, 0.3-1.1 s faster each, ~0.5 s less CPU; a B/E trace (1M host spans | nothing), 1.2-1.7 s
       // slower in 2 of 3. Each table is written by one statement on one connection: host_events split in two
       // halves written at once took 0.4 s less to insert and 0.5 s more to checkpoint
       const spans = (await store.query({ kernels: 'number', host: 'number' },
         `SELECT count(*) FILTER (WHERE class = 'kernel')::INTEGER AS kernels, count(*) FILTER (WHERE class <> 'kernel')::INTEGER AS host FROM ${SHARED}.tw_ct_span`))[0]!;
-      const laneB = spans.kernels + (routed?.records ?? 0);
+      const late = process.env['TICKWISE_CHROME_ROUTED_LATE'] === '1' ? routed : null;
+      const laneB = spans.kernels + (late?.records ?? 0);
       await twoLanes(store, Math.min(laneB, spans.host) >= 0.5 * Math.max(laneB, spans.host) && Math.max(laneB, spans.host) >= LANE_MIN_ROWS, async (a) => {
         // not sorted by line: the span table's LEFT JOINs leave a few rows of a chunk late (18 of 332k in a 174 MB
         // Kineto trace), and sorting these wide rows cost 2.5 s and 280 MB more RSS on a 1 GB trace
@@ -732,7 +770,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
             s_ns, e_ns, e_ns - s_ns, NULL, NULL, TRY_CAST(src_dur AS BIGINT), '${timeSource}',
             s_ns IS NOT NULL AND e_ns IS NOT NULL AND e_ns > s_ns, ${grid(0)}, ${grid(1)}, ${grid(2)}, NULL, line
           FROM ${SHARED}.tw_ct_k WHERE class = 'kernel' ORDER BY line`);
-        if (routed !== null && routed.records > 0) await insertRouted(b, captureId, routed.path, src.displayPath);
+        if (late !== null && late.records > 0) await insertRouted(b, captureId, late.path, src.displayPath);
       });
       await eventDiagnostics(store, captureId, diags, nsText, shifted);
 
@@ -780,6 +818,17 @@ function deviceProperties(text: string | undefined): { id: string; name: string 
   return out;
 }
 
+
+/** {@link insertRouted} on a second connection of `store` (this one goes on with the import), closed after. */
+async function insertRoutedAside(store: Store, captureId: number, routed: { readonly path: string; readonly records: number } | null, file: string): Promise<void> {
+  if (routed === null || routed.records === 0) return;
+  const side = await store.sibling();
+  try {
+    await insertRouted(side, captureId, routed.path, file);
+  } finally {
+    await side.close();
+  }
+}
 
 /**
  * Inserts the events the scanner routed away from the stage (phases with

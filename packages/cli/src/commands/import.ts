@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import type { CommandModule } from 'yargs';
-import { expandInputs, importInput, importWallRefs, provenanceOf, startConditionSampling, storeConditions, storeProvenance, type LibraryResolution } from '@tickwise/capture';
+import { expandInputs, freeMemoryPromptlyFor, importInput, importWallRefs, provenanceOf, startConditionSampling, storeConditions, storeProvenance, type LibraryResolution } from '@tickwise/capture';
 import { withAtomicStore } from '@tickwise/store';
 import { installViews } from '@tickwise/analyzer';
 import { TickwiseError } from '@tickwise/time';
@@ -57,6 +57,8 @@ export const importCommand: CommandModule<object, Args> = {
       : null;
     // a directory stands for the captures in it (and below it); what else it holds is named and passed over
     const { inputs, skipped, formats } = await expandInputs(args.inputs, importOptions(args));
+    // before the store is opened (DuckDB's library loaded): its allocator reads the setting once
+    await freeMemoryPromptlyFor(inputs, formats, importOptions(args).format);
     logSkipped(skipped);
     const results = await withAtomicStore(args.db, async (store) => {
       const done = [];

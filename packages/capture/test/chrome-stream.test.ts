@@ -1,0 +1,124 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Store } from '@tickwise/store';
+import { importInput } from '../src/index';
+import { tmp } from './helpers';
+
+/**
+ * The Chrome reader writes the host spans whose category decides their class
+ * to host_events part by part while the scan runs, in one transaction, with
+ * the clock shift added after the scan; TICKWISE_CHROME_STREAM=0 stages
+ * every event and builds the span table of all of them (the path before).
+ * Both must store the same rows.
+ */
+
+/** Every table's rows, sorted, as text (capture ids included: the second import of a store is capture 2). */
+async function dump(store: Store): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const t of ['host_events', 'dispatches', 'raw_records', 'diagnostics', 'metric_samples', 'devices', 'assumptions']) {
+    const rows = await store.rows(`SELECT * FROM ${t} ORDER BY ALL`);
+    out[t] = JSON.stringify(rows, (_k, v) => (typeof v === 'bigint' ? String(v) : v));
+  }
+  return out;
+}
+
+/** Imports `files` into one in-memory store, the spans written as the scan goes (`stream` 1) or all staged (0). */
+async function imported(files: string[], stream: '0' | '1'): Promise<Store> {
+  vi.stubEnv('TICKWISE_CHROME_STREAM', stream);
+  const store = await Store.open(':memory:');
+  for (const f of files) await importInput(store, f);
+  vi.unstubAllEnvs();
+  return store;
+}
+
+const pad = 'p'.repeat(120);
+
+/**
+ * A Kineto-like trace of several parts (> 16 MiB): CPU ops (some with a time
+ * finer than 1 ns), spans of a category that needs the process's kind (on the
+ * GPU process: kernels; on the CPU one: host spans), kernels, copies, a sync
+ * marker, B/E pairs, instants, counters, flows, spans without dur, negative
+ * ones; `base` is its baseTimeNanoseconds. `overflow` CPU ops have a ts of
+ * 1e15 us (1e18 ns: written while scanning, then put beyond int64 by a shift
+ * of 9e18).
+ */
+function trace(n: number, base: string, overflow: number): string {
+  const ev: string[] = ['{"ph":"M","name":"process_name","pid":7,"tid":0,"args":{"name":"GPU 0"}}'];
+  for (let i = 0; i < n; i++) {
+    const ts = 1000 + i * 2;
+    switch (i % 10) {
+      case 0: ev.push(`{"ph":"X","cat":"kernel","name":"gemm","pid":7,"tid":3,"ts":${ts},"dur":1.5,"args":{"device":0,"stream":3,"correlation":${i}}}`); break;
+      case 1: ev.push(`{"ph":"X","cat":"my_kind","name":"g${i % 7}","pid":7,"tid":4,"ts":${ts},"dur":1}`); break;
+      case 2: ev.push(`{"ph":"X","cat":"my_kind","name":"c${i % 7}","pid":1,"tid":4,"ts":${ts},"dur":1,"args":{"pad":"${pad}"}}`); break;
+      case 3: ev.push(`{"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD","pid":7,"tid":3,"ts":${ts},"dur":0.75,"args":{"device":0,"stream":3}}`); break;
+      case 4: ev.push(`{"ph":"B","name":"region","pid":1,"tid":9,"ts":${ts}}`, `{"ph":"E","pid":1,"tid":9,"ts":${ts + 1}}`); break;
+      case 5: ev.push(`{"ph":"s","id":${i},"name":"flow","cat":"ac2g","pid":1,"tid":2,"ts":${ts}}`); break;
+      case 6: ev.push(`{"ph":"i","name":"mark","pid":1,"tid":2,"ts":${ts},"s":"t"}`, `{"ph":"C","name":"mem","pid":1,"ts":${ts},"args":{"used":${i}}}`); break;
+      default: {
+        // CPU ops: a time finer than 1 ns in one of 7, no dur or a negative one now and then
+        const t = i % 70 === 7 ? `${ts}.0006` : String(ts);
+        const dur = i % 90 === 8 ? '' : `,"dur":${i % 110 === 9 ? -1 : 3}`;
+        ev.push(`{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":${2 + (i % 3)},"ts":${t}${dur},"args":{"External id":${i},"correlation":${i},"pad":"${pad}"}}`);
+      }
+    }
+  }
+  ev.push('{"ph":"X","cat":"cuda_runtime","name":"cudaStreamSynchronize","pid":1,"tid":2,"ts":5,"dur":1,"args":{"correlation":1}}');
+  ev.push('{"ph":"X","cat":"cuda_sync","name":"Stream Sync","pid":7,"tid":3,"ts":6,"dur":1,"args":{"device":0,"stream":3}}');
+  for (let i = 0; i < overflow; i++) ev.push(`{"ph":"X","cat":"cpu_op","name":"late","pid":1,"tid":2,"ts":${1e15 + i},"dur":1}`);
+  return `{"schemaVersion":1,"deviceProperties":[{"id":0,"name":"Test GPU"}],"traceEvents":[\n${ev.join(',\n')}\n],"baseTimeNanoseconds":${base}}\n`;
+}
+
+describe('Chrome trace: host spans written as the scan goes', () => {
+  afterEach(() => vi.unstubAllEnvs());
+
+  it('store the rows the staged path stores: several parts, fractions of a ns, device-class spans, B/E, a shift beyond int64', async () => {
+    const dir = tmp();
+    const big = join(dir, 'big.json');
+    writeFileSync(big, trace(120_000, '1700000000000000000', 0));
+    const shifted = join(dir, 'shifted.json');
+    writeFileSync(shifted, trace(2000, '9000000000000000000', 25));
+    const files = [big, shifted];
+    const [a, b] = [await imported(files, '0'), await imported(files, '1')];
+    try {
+      const [da, db] = [await dump(a), await dump(b)];
+      for (const t of Object.keys(da)) expect(db[t], t).toBe(da[t]);
+      // known by construction: of each 10 events, 3 CPU ops, 1 CPU span of a device class and 1 B/E pair are slices; 1 copy
+      const host = await b.rows(`SELECT capture_id, count(*) FILTER (WHERE kind = 'slice')::INTEGER AS slices,
+          count(*) FILTER (WHERE kind = 'gpu_memcpy')::INTEGER AS copies, count(*) FILTER (WHERE kind = 'cuda_sync')::INTEGER AS syncs
+        FROM host_events GROUP BY ALL ORDER BY ALL`);
+      expect(host).toEqual([
+        { capture_id: 1, slices: 12_000 * 5 + 1, copies: 12_000, syncs: 1 },
+        { capture_id: 2, slices: 200 * 5 + 1 + 25, copies: 200, syncs: 1 },
+      ]);
+      expect(Number(await b.scalar(`SELECT count(*) FROM dispatches WHERE capture_id = 1`))).toBe(24_000); // kernels and GPU-process spans
+      // the 25 CPU ops at 1e18 ns were written in range and the shift of 9e18 put them beyond int64: NULL, not valid, one diagnostic
+      expect(await b.rows(`SELECT count(*)::INTEGER AS n FROM host_events WHERE capture_id = 2 AND name = 'late' AND start_ns IS NULL AND NOT valid`)).toEqual([{ n: 25 }]);
+      expect(await b.rows(`SELECT message FROM diagnostics WHERE capture_id = 2 AND code = 'time-out-of-range'`)).toEqual([{ message: expect.stringMatching(/^25 event/) }]);
+      // a time finer than 1 ns is rounded once, exactly: event 7 (line 12) at 1000 + 7*2 us + 0.6 ns, shifted by the base
+      expect(await b.rows(`SELECT start_ns::VARCHAR AS s, dur_ns::INTEGER AS d FROM host_events WHERE capture_id = 1 AND line = 12`)).toEqual([{ s: "1700000000001014001", d: 3000 }]);
+      // the spans written as the scan went come first, in file order: the first stored host event is a CPU op
+      expect(await b.rows(`SELECT op FROM host_events WHERE capture_id = 1 ORDER BY rowid LIMIT 1`)).toEqual([{ op: 'cpu_op' }]);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  }, 240_000);
+
+  it('a failed import leaves none of its host spans in the store (the parts\' transaction rolled back)', async () => {
+    const dir = tmp();
+    const file = join(dir, 'bad.json');
+    // a valid trace of several parts, then an event that is not UTF-8 in its last part
+    const text = trace(100_000, '0', 0).replace(/\n\],"baseTimeNanoseconds":0\}\n$/, '');
+    writeFileSync(file, Buffer.concat([Buffer.from(`${text},\n{"ph":"X","cat":"cpu_op","name":"bad`), Buffer.from([0xff]), Buffer.from('","pid":1,"tid":2,"ts":1,"dur":1}\n]}\n')]));
+    const store = await Store.open(':memory:');
+    try {
+      const err = await importInput(store, file).then(() => undefined, (e: unknown) => e as { line?: number });
+      expect(err?.line).toBe(text.split('\n').length + 1);
+      expect(Number(await store.scalar('SELECT count(*) FROM host_events'))).toBe(0);
+      expect(Number(await store.scalar('SELECT count(*) FROM raw_records'))).toBe(0);
+    } finally {
+      await store.close();
+    }
+  }, 240_000);
+});
