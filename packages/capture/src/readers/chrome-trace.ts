@@ -22,8 +22,10 @@ import type {} from '../reader-options'; // its ImportOptions fields
  * zero at the nanosecond. `displayTimeUnit` only says how to display.
  *
  * ```
- * file (.json/.json.gz) --scanJsonRecords: events to NDJSON, ts/dur text -> exact ns (decimalToNs)
- *   --DuckDB read_json--> tw_ct
+ * file (.json/.json.gz) --scanJsonRecords: events to NDJSON parts, ts/dur text -> exact ns (decimalToNs)
+ *   --DuckDB read_json, part by part as the scan goes (HostSpanStream)-->
+ *     X spans whose category makes them host spans --> host_events at once (the clock shift added after the scan)
+ *     the rest --> tw_ct (rec = the event's index)
  *   X (ts+dur) and B/E (paired per pid/tid) --> spans
  *     kernels (cat "kernel", or any span in a GPU/NPU process) --> dispatches
  *     gpu_memcpy/gpu_memset --> host_events (kind = cat, device set)
@@ -467,7 +469,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
     const wide = { minMb: Math.max(300, (4 * maxEventBytes()) / 1e6 + 50), capMb: 700 };
     const streamOn = process.env['TICKWISE_CHROME_STREAM'] !== '0';
     await setImportMemory(store, src, streamOn ? { minMb: 150, capMb: 700, perInput: 1 } : wide);
-    // DuckDB loads each part of the staged events while the scanner writes the next; tw_ct's rowid is the event's index
+    // DuckDB loads each part of the staged events while the scanner writes the next; tw_ct's rec is the event's index
     const loader = await PartLoader.start(store, maxEventBytes(), src);
     const captureId = await store.nextCaptureId();
     const streamer = new HostSpanStream(store, captureId, timeSourceOf(opts), streamOn, () => setImportMemory(store, src, wide));
