@@ -348,15 +348,19 @@ class HostSpanStream {
   private async loadPart(read: string, part: NdjsonPart): Promise<void> {
     const s = this.store;
     await s.run(`CREATE OR REPLACE TEMP TABLE tw_ct_part AS ${read}`);
-    const f = (await s.query({ frac: 'boolean?', min_x: 'bigint?', r0: 'bigint?', r1: 'bigint?', n: 'bigint' },
-      `SELECT bool_or(strpos(_ts, '.') > 0 OR strpos(_dur, '.') > 0) AS frac, min(${NS_OF('_ts')}) FILTER (WHERE ph = 'X') AS min_x, min(rowid) AS r0, max(rowid) AS r1, count(*) AS n FROM tw_ct_part`))[0]!;
+    const f = (await s.query({ frac: 'boolean?', min_x: 'bigint?', r0: 'bigint?', r1: 'bigint?', n: 'bigint', nx: 'bigint' },
+      `SELECT bool_or(strpos(_ts, '.') > 0 OR strpos(_dur, '.') > 0) AS frac, min(${NS_OF('_ts')}) FILTER (WHERE ph = 'X') AS min_x,
+         min(rowid) AS r0, max(rowid) AS r1, count(*) AS n, count(*) FILTER (WHERE ph = 'X') AS nx FROM tw_ct_part`))[0]!;
     if (f.n > 0n && f.r1! - f.r0! + 1n !== f.n) throw new Error('internal: a part\'s row ids are not contiguous');
     const r0 = f.r0 ?? 0n;
     const fractional = f.frac === true;
     this.fractional ||= fractional;
     if (f.min_x !== null && (this.minXTs === null || f.min_x < this.minXTs)) this.minXTs = f.min_x;
-    if (!this.on) {
+    this.loaded += Number(f.n);
+    // a part without X events (a B/E trace's) is staged as it is
+    if (!this.on || f.nx === 0n) {
       await s.run(`INSERT INTO tw_ct SELECT ${part.firstRecord} + (rowid - ${r0}), * FROM tw_ct_part`);
+      await this.widenWhenStaged();
       return;
     }
     const cats = await s.query({ lcat: 'string' }, `SELECT DISTINCT lower(coalesce(cat, '')) AS lcat FROM tw_ct_part WHERE ph = 'X'`);
@@ -381,8 +385,11 @@ class HostSpanStream {
         TRY_CAST(tid AS BIGINT), ts::BIGINT, te::BIGINT, (te - ts)::BIGINT, '${this.timeSource}', true, ${HOST_ARGS}, _line
       FROM (${derived}) WHERE ${pick}`));
     await s.run(`INSERT INTO tw_ct SELECT ${part.firstRecord} + i, ${Object.keys(STAGED).join(', ')} FROM (${derived}) WHERE NOT coalesce(${pick}, false)`);
-    this.loaded += Number(f.n);
-    if (!this.widened && this.loaded - this.written > STAGED_TO_WIDEN * this.loaded) {
+    await this.widenWhenStaged();
+  }
+
+  private async widenWhenStaged(): Promise<void> {
+    if (this.on && !this.widened && this.loaded - this.written > STAGED_TO_WIDEN * this.loaded) {
       this.widened = true;
       await this.widen();
     }
