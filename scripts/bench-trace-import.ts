@@ -192,6 +192,8 @@ print(json.dumps({'s': time.perf_counter() - t0, 'cpu_s': time.process_time() - 
     import { openSource, scanJsonRecords, scaleDecimal, importInput } from '@tickwise/capture';
     import { withAtomicStore } from '@tickwise/store';
     const file = ${JSON.stringify(file)}, kind = ${JSON.stringify(kind)}, step = ${JSON.stringify(step)}, out = ${JSON.stringify(out)};
+    // the allocator setting tickwise import makes for a large Chrome trace, before DuckDB loads (as the CLI does)
+    if (step === 'import') await (await import('@tickwise/capture')).freeMemoryPromptlyFor([file], new Map());
     // DuckDB's native library loads when the first store opens: module loading, not counted
     await (await import('@tickwise/store')).loadDuckdb();
     const tables = ['host_events', 'dispatches', 'raw_records', 'metric_samples'];

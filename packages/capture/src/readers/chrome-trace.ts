@@ -348,9 +348,11 @@ class HostSpanStream {
   private async loadPart(read: string, part: NdjsonPart): Promise<void> {
     const s = this.store;
     await s.run(`CREATE OR REPLACE TEMP TABLE tw_ct_part AS ${read}`);
-    const f = (await s.query({ frac: 'boolean?', min_x: 'bigint?', r0: 'bigint?', r1: 'bigint?', n: 'bigint', nx: 'bigint' },
+    // the part's facts and its X spans' categories (as a JSON list) in one statement
+    const f = (await s.query({ frac: 'boolean?', min_x: 'bigint?', r0: 'bigint?', r1: 'bigint?', n: 'bigint', nx: 'bigint', cats: 'string?' },
       `SELECT bool_or(strpos(_ts, '.') > 0 OR strpos(_dur, '.') > 0) AS frac, min(${NS_OF('_ts')}) FILTER (WHERE ph = 'X') AS min_x,
-         min(rowid) AS r0, max(rowid) AS r1, count(*) AS n, count(*) FILTER (WHERE ph = 'X') AS nx FROM tw_ct_part`))[0]!;
+         min(rowid) AS r0, max(rowid) AS r1, count(*) AS n, count(*) FILTER (WHERE ph = 'X') AS nx,
+         to_json(list(DISTINCT lower(coalesce(cat, ''))) FILTER (WHERE ph = 'X'))::VARCHAR AS cats FROM tw_ct_part`))[0]!;
     if (f.n > 0n && f.r1! - f.r0! + 1n !== f.n) throw new Error('internal: a part\'s row ids are not contiguous');
     const r0 = f.r0 ?? 0n;
     const fractional = f.frac === true;
@@ -363,7 +365,7 @@ class HostSpanStream {
       await this.widenWhenStaged();
       return;
     }
-    const cats = await s.query({ lcat: 'string' }, `SELECT DISTINCT lower(coalesce(cat, '')) AS lcat FROM tw_ct_part WHERE ph = 'X'`);
+    const cats = (JSON.parse(f.cats ?? '[]') as string[]).map((lcat) => ({ lcat }));
     const fresh = cats.filter((c) => !this.classes.has(c.lcat));
     if (fresh.length > 0 && this.classes.size + fresh.length <= MAX_LOOKED_UP_CATS) {
       const judged = await s.query({ lcat: 'string', cls: 'string' },
