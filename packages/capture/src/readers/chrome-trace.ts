@@ -283,7 +283,8 @@ const STREAM_NS_MAX = 1n << 62n;
  *
  * The rows are those the span table would give (compare with
  * `TICKWISE_CHROME_STREAM=0`, which stages every event); they are stored
- * before the capture's other host events, in line order.
+ * before the capture's other host events, in line order. Used for a trace of
+ * several parts; a smaller one is staged whole (`on` false: every part to the stage).
  */
 class HostSpanStream {
   /** A staged time has a fraction of a ns (the exact conversions are needed after the scan). */
