@@ -41,13 +41,16 @@ const pad = 'p'.repeat(120);
  * marker, B/E pairs, instants, counters, flows, spans without dur, negative
  * ones; `base` is its baseTimeNanoseconds. `overflow` CPU ops have a ts of
  * 1e15 us (1e18 ns: written while scanning, then put beyond int64 by a shift
- * of 9e18).
+ * of 9e18). `mostlyHost`: CPU ops in place of all but the kernels and
+ * copies (a fifth of the events staged: every part written as it loads; else
+ * the stage holds most events, and after the first part the parts go
+ * straight into it).
  */
-function trace(n: number, base: string, overflow: number): string {
+function trace(n: number, base: string, overflow: number, mostlyHost = false): string {
   const ev: string[] = ['{"ph":"M","name":"process_name","pid":7,"tid":0,"args":{"name":"GPU 0"}}'];
   for (let i = 0; i < n; i++) {
     const ts = 1000 + i * 2;
-    switch (i % 10) {
+    switch (mostlyHost && i % 10 !== 0 && i % 10 !== 3 ? 9 : i % 10) {
       case 0: ev.push(`{"ph":"X","cat":"kernel","name":"gemm","pid":7,"tid":3,"ts":${ts},"dur":1.5,"args":{"device":0,"stream":3,"correlation":${i}}}`); break;
       case 1: ev.push(`{"ph":"X","cat":"my_kind","name":"g${i % 7}","pid":7,"tid":4,"ts":${ts},"dur":1}`); break;
       case 2: ev.push(`{"ph":"X","cat":"my_kind","name":"c${i % 7}","pid":1,"tid":4,"ts":${ts},"dur":1,"args":{"pad":"${pad}"}}`); break;
@@ -78,7 +81,9 @@ describe('Chrome trace: host spans written as the scan goes', () => {
     writeFileSync(big, trace(120_000, '1700000000000000000', 0));
     const shifted = join(dir, 'shifted.json');
     writeFileSync(shifted, trace(2000, '9000000000000000000', 25));
-    const files = [big, shifted];
+    const mostly = join(dir, 'host.json');
+    writeFileSync(mostly, trace(100_000, '1700000000000000000', 0, true));
+    const files = [big, shifted, mostly];
     const [a, b] = [await imported(files, '0'), await imported(files, '1')];
     try {
       const [da, db] = [await dump(a), await dump(b)];
@@ -90,7 +95,10 @@ describe('Chrome trace: host spans written as the scan goes', () => {
       expect(host).toEqual([
         { capture_id: 1, slices: 12_000 * 5 + 1, copies: 12_000, syncs: 1 },
         { capture_id: 2, slices: 200 * 5 + 1 + 25, copies: 200, syncs: 1 },
+        { capture_id: 3, slices: 80_000 + 1, copies: 10_000, syncs: 1 },
       ]);
+      // the mostly-host trace: its spans written while scanning, every part (the first 10k rows stored are all slices, then the copies)
+      expect(await b.rows(`SELECT count(*)::INTEGER AS n FROM (SELECT kind FROM host_events WHERE capture_id = 3 ORDER BY rowid LIMIT 70000) WHERE kind <> 'slice'`)).toEqual([{ n: 0 }]);
       expect(Number(await b.scalar(`SELECT count(*) FROM dispatches WHERE capture_id = 1`))).toBe(24_000); // kernels and GPU-process spans
       // the 25 CPU ops at 1e18 ns were written in range and the shift of 9e18 put them beyond int64: NULL, not valid, one diagnostic
       expect(await b.rows(`SELECT count(*)::INTEGER AS n FROM host_events WHERE capture_id = 2 AND name = 'late' AND start_ns IS NULL AND NOT valid`)).toEqual([{ n: 25 }]);
