@@ -130,3 +130,35 @@ describe('Chrome trace: host spans written as the scan goes', () => {
     }
   }, 240_000);
 });
+
+describe('the allocator setting for a large Chrome trace', () => {
+  it('is made for a Chrome trace of 64 MB or more, not for a smaller one or another format, and never over a value the user set', async () => {
+    const { freeMemoryPromptlyFor } = await import('../src/index');
+    const { truncateSync } = await import('node:fs');
+    const dir = tmp();
+    // sparse files: the size is what counts, the head says the format
+    const sized = (name: string, head: string, bytes: number) => {
+      const f = join(dir, name);
+      writeFileSync(f, head);
+      truncateSync(f, bytes);
+      return f;
+    };
+    const chromeHead = '{"traceEvents":[\n{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":1}';
+    const big = sized('big.json', chromeHead, 70e6);
+    const small = sized('small.json', chromeHead, 60e6);
+    const jsonl = sized('run.ireeperf.jsonl', '{"record_type":"session","schema_version":1}\n', 70e6);
+    const env = (): Record<string, string | undefined> => ({});
+    const e1 = env();
+    expect(await freeMemoryPromptlyFor([small, big], new Map(), undefined, e1)).toBe(true);
+    expect(e1['DUCKDB_JE_MALLOC_CONF']).toBe('dirty_decay_ms:0,muzzy_decay_ms:0');
+    const e2 = env();
+    expect(await freeMemoryPromptlyFor([small, jsonl, '-'], new Map(), undefined, e2)).toBe(false);
+    expect(e2['DUCKDB_JE_MALLOC_CONF']).toBeUndefined();
+    const e3 = { DUCKDB_JE_MALLOC_CONF: 'dirty_decay_ms:10000' };
+    expect(await freeMemoryPromptlyFor([big], new Map(), undefined, e3)).toBe(false);
+    expect(e3.DUCKDB_JE_MALLOC_CONF).toBe('dirty_decay_ms:10000');
+    // a format given (--input-format) is taken as it is
+    const e4 = env();
+    expect(await freeMemoryPromptlyFor([big], new Map(), 'rocprofv3-json', e4)).toBe(false);
+  });
+});
