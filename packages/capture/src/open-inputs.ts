@@ -195,7 +195,7 @@ const LARGE_TRACE_BYTES = 64e6;
  * large Chrome trace: its import loads a part, writes its host spans and
  * frees it, again and again, and with jemalloc's default decay the freed
  * parts stayed in the process (a 174 MB Kineto trace peaked at ~400 MB under
- * a 150 MB memory_limit; at 305-320 MB with this, ~10% slower). Only before
+ * a 150 MB memory_limit; 305-335 MB with this, 15-25% slower: docs/performance.md). Only before
  * DuckDB's library is loaded (jemalloc reads it once): a verb calls it
  * before it opens a store. Returns whether it did.
  */

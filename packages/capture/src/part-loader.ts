@@ -11,9 +11,9 @@ export const STAGE_PART_BYTES = 16 << 20;
 /**
  * read_json's maximum_object_size for a part: no record of it is longer than
  * the part, so its size (or `max`, the reader's limit, when smaller).
- * DuckDB holds two buffers of this size per thread while it reads (and takes
- * 16 MiB at least): a part of ordinary events no longer reserves the 2 x 64
- * MiB the largest event allowed would need.
+ * DuckDB sizes its read buffers by it (16 MiB at least; see
+ * {@link readBufferBytes}): a part of ordinary events no longer reserves what
+ * the largest event allowed (64 MiB) would need.
  */
 function objectBytesOf(path: string, max: number): number {
   let size = max;
