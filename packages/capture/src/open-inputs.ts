@@ -206,16 +206,16 @@ export async function freeMemoryPromptlyFor(inputs: readonly string[], formats: 
   for (const input of inputs) {
     if (input === '-') continue;
     const st = await stat(input).catch(() => undefined);
-    if (st === undefined || !st.isFile() || st.size * (/\.(gz|zst)$/i.test(input) ? 10 : 1) < LARGE_TRACE_BYTES) continue;
-    let found = format ?? formats.get(input);
-    if (found === undefined) {
-      const src = await openSource(input).catch(() => undefined);
-      if (src === undefined) continue;
-      try {
-        found = await detectFormat(src).catch(() => undefined);
-      } finally {
-        await src.cleanup();
-      }
+    if (st === undefined || !st.isFile() || st.size * 10 < LARGE_TRACE_BYTES) continue;
+    const src = await openSource(input).catch(() => undefined);
+    if (src === undefined) continue;
+    let found: string | undefined;
+    try {
+      // the compression as its bytes say (a gzip need not be named .gz)
+      if (src.sizeBytes * (src.compression === 'none' ? 1 : 10) < LARGE_TRACE_BYTES) continue;
+      found = format ?? formats.get(input) ?? (await detectFormat(src).catch(() => undefined));
+    } finally {
+      await src.cleanup().catch(() => undefined);
     }
     if (found === 'chrome-trace') {
       env['DUCKDB_JE_MALLOC_CONF'] = PROMPT_FREE;

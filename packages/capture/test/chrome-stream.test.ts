@@ -157,6 +157,14 @@ describe('the allocator setting for a large Chrome trace', () => {
     const e3 = { DUCKDB_JE_MALLOC_CONF: 'dirty_decay_ms:10000' };
     expect(await freeMemoryPromptlyFor([big], new Map(), undefined, e3)).toBe(false);
     expect(e3.DUCKDB_JE_MALLOC_CONF).toBe('dirty_decay_ms:10000');
+    // a gzip is counted at ten times its size, whatever its name: 8 MB of a compressed trace is large
+    const { gzipSync } = await import('node:zlib');
+    const gz = join(dir, 'trace-gz.json');
+    writeFileSync(gz, gzipSync(Buffer.from(`${chromeHead},\n${'{"ph":"i","name":"m","pid":1,"tid":1,"ts":1},\n'.repeat(2000)}{"ph":"i","name":"m","pid":1,"tid":1,"ts":1}]}`)));
+    const { appendFileSync } = await import('node:fs');
+    appendFileSync(gz, Buffer.alloc(8e6)); // trailing bytes: the size on disk is what counts here
+    const e5 = env();
+    expect(await freeMemoryPromptlyFor([gz], new Map(), undefined, e5)).toBe(true);
     // a format given (--input-format) is taken as it is
     const e4 = env();
     expect(await freeMemoryPromptlyFor([big], new Map(), 'rocprofv3-json', e4)).toBe(false);
