@@ -259,6 +259,9 @@ interface OutOfRange {
  */
 const STAGED_TO_WIDEN = 0.25;
 
+/** SQL: a part's facts: a time with a fraction of a ns, the smallest X ts (exact), its events. */
+const PART_FACTS = `bool_or(strpos(_ts, '.') > 0 OR strpos(_dur, '.') > 0) AS frac, min(${NS_OF('_ts')}) FILTER (WHERE ph = 'X') AS min_x, count(*) AS n`;
+
 /** |ns| up to this (2^62) is written while scanning: any shift up to it keeps the sum in BIGINT's range. */
 const STREAM_NS_MAX = 1n << 62n;
 
@@ -354,26 +357,19 @@ class HostSpanStream {
       // the stage holds most events (a B/E trace): a part goes straight into it, numbered in the order read on the
       // loads' one thread (a part table and its copy cost ~100 ms a part of 150k B/E events), its facts read back
       await s.run(`INSERT INTO tw_ct SELECT ${part.firstRecord} + row_number() OVER () - 1, * FROM (${read})`);
-      const d = (await s.query({ frac: 'boolean?', min_x: 'bigint?', n: 'bigint' },
-        `SELECT bool_or(strpos(_ts, '.') > 0 OR strpos(_dur, '.') > 0) AS frac, min(${NS_OF('_ts')}) FILTER (WHERE ph = 'X') AS min_x, count(*) AS n
-          FROM tw_ct WHERE rec >= ${part.firstRecord}`))[0]!;
-      this.fractional ||= d.frac === true;
-      if (d.min_x !== null && (this.minXTs === null || d.min_x < this.minXTs)) this.minXTs = d.min_x;
-      this.loaded += Number(d.n);
+      this.note((await s.query({ frac: 'boolean?', min_x: 'bigint?', n: 'bigint' },
+        `SELECT ${PART_FACTS} FROM tw_ct WHERE rec >= ${part.firstRecord}`))[0]!);
       return;
     }
     await s.run(`CREATE OR REPLACE TEMP TABLE tw_ct_part AS ${read}`);
     // the part's facts and its X spans' categories (as a JSON list) in one statement
     const f = (await s.query({ frac: 'boolean?', min_x: 'bigint?', r0: 'bigint?', r1: 'bigint?', n: 'bigint', nx: 'bigint', cats: 'string?' },
-      `SELECT bool_or(strpos(_ts, '.') > 0 OR strpos(_dur, '.') > 0) AS frac, min(${NS_OF('_ts')}) FILTER (WHERE ph = 'X') AS min_x,
-         min(rowid) AS r0, max(rowid) AS r1, count(*) AS n, count(*) FILTER (WHERE ph = 'X') AS nx,
+      `SELECT ${PART_FACTS}, min(rowid) AS r0, max(rowid) AS r1, count(*) FILTER (WHERE ph = 'X') AS nx,
          to_json(list(DISTINCT lower(coalesce(cat, ''))) FILTER (WHERE ph = 'X'))::VARCHAR AS cats FROM tw_ct_part`))[0]!;
     if (f.n > 0n && f.r1! - f.r0! + 1n !== f.n) throw new Error('internal: a part\'s row ids are not contiguous');
     const r0 = f.r0 ?? 0n;
     const fractional = f.frac === true;
-    this.fractional ||= fractional;
-    if (f.min_x !== null && (this.minXTs === null || f.min_x < this.minXTs)) this.minXTs = f.min_x;
-    this.loaded += Number(f.n);
+    this.note(f);
     // a part without X events (a B/E trace's) is staged as it is
     if (!this.on || f.nx === 0n) {
       await s.run(`INSERT INTO tw_ct SELECT ${part.firstRecord} + (rowid - ${r0}), * FROM tw_ct_part`);
@@ -403,6 +399,13 @@ class HostSpanStream {
       FROM (${derived}) WHERE ${pick}`));
     await s.run(`INSERT INTO tw_ct SELECT ${part.firstRecord} + i, ${Object.keys(STAGED).join(', ')} FROM (${derived}) WHERE NOT coalesce(${pick}, false)`);
     await this.widenWhenStaged();
+  }
+
+  /** A part's facts ({@link PART_FACTS}) into the trace's. */
+  private note(f: { frac: boolean | null; min_x: bigint | null; n: bigint }): void {
+    this.fractional ||= f.frac === true;
+    if (f.min_x !== null && (this.minXTs === null || f.min_x < this.minXTs)) this.minXTs = f.min_x;
+    this.loaded += Number(f.n);
   }
 
   private async widenWhenStaged(): Promise<void> {
