@@ -6,7 +6,7 @@ import { insertAssumptions, setImportMemory, type AssumptionRow } from '../captu
 import { captureMessages } from '../messages';
 import { sanitizeJsonl } from '../jsonl-sanitize';
 import { lineText, processTempDir, sha256File, type SourceFile } from '../source-file';
-import { tickNsSql } from '../tick-sql';
+import { tickNsSql, tickOffsetSql } from '../tick-sql';
 import { createTempFromJson, dropSplit, stageSplit } from '../ireeperf-split';
 import { duckdbLine } from '../capture-rows';
 
@@ -549,18 +549,31 @@ function normalizeKind(raw: unknown, override: DeviceKind | undefined, hasTicks:
  * error cannot matter): such a tick is kept, its `*_ns` NULL and its row
  * `valid = false`, with a diagnostic, instead of failing the import.
  */
-export function tickBeyondNsSql(col: string, fit = 'f'): string {
-  return `(${fit}.num IS NOT NULL AND (${col}) IS NOT NULL AND NOT (abs(((${col})::HUGEINT - ${fit}.base_tick)::DOUBLE * (${fit}.num::DOUBLE / 1e15) + ${fit}.base_ns::DOUBLE) < 9.22e18))`;
+export function tickBeyondNsSql(col: string, fit = 'f', o = tickOffsetSql(col, fit)): string {
+  return `(${fit}.num IS NOT NULL AND (${col}) IS NOT NULL AND NOT (abs(${o} + ${fit}.base_ns::DOUBLE) < 9.22e18))`;
 }
 
-/** {@link tickNsSql}, NULL for a tick beyond int64 ns ({@link tickBeyondNsSql}). */
-export function tickNsInRangeSql(col: string, fit = 'f'): string {
-  return `CASE WHEN ${tickBeyondNsSql(col, fit)} THEN NULL ELSE ${tickNsSql(col, fit)} END`;
+/** {@link tickNsSql}, NULL for a tick beyond int64 ns ({@link tickBeyondNsSql}); `o`: the tick's {@link tickOffsetSql}. */
+export function tickNsInRangeSql(col: string, fit = 'f', o = tickOffsetSql(col, fit)): string {
+  return `CASE WHEN ${tickBeyondNsSql(col, fit, o)} THEN NULL ELSE ${tickNsSql(col, fit, o)} END`;
 }
 
-/** SQL mapping a tick column to host ns through tw_fit `f`, exactly (DOUBLE where provably exact, else HUGEINT); NULL beyond int64 ns. */
-const tickNs = (col: string): string => tickNsInRangeSql(col, 'f');
+/** SQL: true when a start or end tick of stage row `s` maps beyond int64 ns through tw_fit `f`. */
 const tickBeyond = (s: string): string => `(${tickBeyondNsSql(`${s}.start_tick`, 'f')} OR ${tickBeyondNsSql(`${s}.end_tick`, 'f')})`;
+
+/**
+ * The rows of stage `from` that `where` picks, as relation `s` with their
+ * device's fit (time_source, base_tick, base_ns, num: no stage column has
+ * these names) and each tick's offset computed once (`o_start`, `o_end`),
+ * for {@link mappedNs} and {@link mappedBeyond}.
+ */
+const withFit = (from: string, where: string): string => `(SELECT s.*, f.time_source, f.base_tick, f.base_ns, f.num,
+    ${tickOffsetSql('s.start_tick')} AS o_start, ${tickOffsetSql('s.end_tick')} AS o_end
+  FROM ${from} s JOIN tw_fit f ON f.device = s.physical_device_ordinal WHERE ${where}) s`;
+/** SQL mapping the start or end tick of a {@link withFit} row to host ns, exactly (DOUBLE where provably exact, else HUGEINT); NULL beyond int64 ns. */
+const mappedNs = (end: 'start' | 'end'): string => tickNsInRangeSql(`s.${end}_tick`, 's', `s.o_${end}`);
+/** SQL: true when a tick of a {@link withFit} row maps beyond int64 ns. */
+const mappedBeyond = `(${tickBeyondNsSql('s.start_tick', 's', 's.o_start')} OR ${tickBeyondNsSql('s.end_tick', 's', 's.o_end')})`;
 
 const noneIfU32 = (c: string) => `NULLIF(${c}, ${U32_NONE})`;
 const noneIfZero = (c: string) => `NULLIF(${c}, 0)`;
@@ -584,17 +597,16 @@ async function loadTables(store: Store, captureId: number, _fits: Map<number, De
   // (dispatches of a kernel kernels_meta lacks), so without it the rows are stored out of the file's order
   const keyless = Number(await store.scalar(`SELECT count(*) FROM tw_stage WHERE record_type = 'dispatch_event' AND key IS NULL`)) > 0;
   const [dispatchKernel, dispatchJoin, dispatchOrder] = keyless ? [kernelName, kjoin, 'ORDER BY line'] : ['s.key', '', ''];
-  // map each tick once (exact HUGEINT math is the costly part), then derive dur_ns
+  // map each tick once (its offset once: withFit), then derive dur_ns
   await store.run(`INSERT INTO dispatches
     SELECT cid, dev, q, sub, cb, ci, ev, ex, fo, kernel, start_ns, end_ns, end_ns - start_ns, start_tick, end_tick, source_dur_ns, ts, ok, wx, wy, wz, NULL, line
     FROM (SELECT ${captureId} AS cid, s.physical_device_ordinal AS dev, ${noneIfU32('s.queue_ordinal')} AS q, ${noneIfZero('s.submission_id')} AS sub,
       ${noneIfZero('s.command_buffer_id')} AS cb, ${noneIfU32('s.command_index')} AS ci, s.event_id AS ev, ${noneIfZero('s.executable_id')} AS ex,
       ${noneIfU32('s.function_ordinal')} AS fo, ${dispatchKernel} AS kernel,
-      ${tickNs('s.start_tick')} AS start_ns, ${tickNs('s.end_tick')} AS end_ns, s.start_tick, s.end_tick, s.duration_ns AS source_dur_ns, f.time_source AS ts,
-      coalesce(coalesce(s.valid, true) AND s.start_tick IS NOT NULL AND s.end_tick IS NOT NULL AND s.end_tick >= s.start_tick AND NOT ${tickBeyond('s')}, false) AS ok,
+      ${mappedNs('start')} AS start_ns, ${mappedNs('end')} AS end_ns, s.start_tick, s.end_tick, s.duration_ns AS source_dur_ns, s.time_source AS ts,
+      coalesce(coalesce(s.valid, true) AND s.start_tick IS NOT NULL AND s.end_tick IS NOT NULL AND s.end_tick >= s.start_tick AND NOT ${mappedBeyond}, false) AS ok,
       s.workgroup_count[1] AS wx, s.workgroup_count[2] AS wy, s.workgroup_count[3] AS wz, s.line
-    FROM tw_stage s JOIN tw_fit f ON f.device = s.physical_device_ordinal ${dispatchJoin}
-    WHERE s.record_type = 'dispatch_event') ${dispatchOrder}`);
+    FROM ${withFit('tw_stage', `record_type = 'dispatch_event'`)} ${dispatchJoin}) ${dispatchOrder}`);
   await store.run(`INSERT INTO dispatches
     SELECT ${captureId}, s.physical_device_ordinal, ${noneIfU32('s.queue_ordinal')}, ${noneIfZero('s.submission_id')}, ${noneIfZero('s.command_buffer_id')},
       ${noneIfU32('s.command_index')}, s.event_id, ${noneIfZero('s.executable_id')}, ${noneIfU32('s.function_ordinal')}, ${kernelName},
@@ -605,10 +617,9 @@ async function loadTables(store: Store, captureId: number, _fits: Map<number, De
     WHERE s.record_type = 'host_execution_event' AND s.op = 'dispatch' ORDER BY s.line`);
   await store.run(`INSERT INTO submissions
     SELECT ${captureId}, s.physical_device_ordinal, ${noneIfU32('s.queue_ordinal')}, ${noneIfZero('s.submission_id')}, ${noneIfZero('s.command_buffer_id')},
-      s.event_id, s.op, ${tickNs('s.start_tick')} AS start_ns, ${tickNs('s.end_tick')} AS end_ns, end_ns - start_ns, s.start_tick, s.end_tick,
-      f.time_source, coalesce(coalesce(s.valid, true) AND s.end_tick >= s.start_tick AND NOT ${tickBeyond('s')}, false), s.operation_count, s.line
-    FROM tw_stage_nd s JOIN tw_fit f ON f.device = s.physical_device_ordinal
-    WHERE s.record_type = 'queue_device_event' ORDER BY s.line`);
+      s.event_id, s.op, ${mappedNs('start')} AS start_ns, ${mappedNs('end')} AS end_ns, end_ns - start_ns, s.start_tick, s.end_tick,
+      s.time_source, coalesce(coalesce(s.valid, true) AND s.end_tick >= s.start_tick AND NOT ${mappedBeyond}, false), s.operation_count, s.line
+    FROM ${withFit('tw_stage_nd', `record_type = 'queue_device_event'`)} ORDER BY s.line`);
   await store.run(`INSERT INTO queue_events
     SELECT ${captureId}, ${noneIfU32('physical_device_ordinal')}, ${noneIfU32('queue_ordinal')}, event_id, op, ${noneIfZero('submission_id')},
       ${noneIfZero('command_buffer_id')}, host_time_ns, ready_host_time_ns, dependency_strategy, wait_count, signal_count, barrier_count,
