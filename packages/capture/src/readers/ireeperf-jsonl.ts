@@ -277,11 +277,13 @@ export async function importIreeperfJsonl(store: Store, src: SourceFile, opts: I
       }
     }
     void hash();
-    const records = Number(await store.scalar(`SELECT count(*) FROM tw_stage WHERE record_type IS NOT NULL`));
+    const checks = rangeChecks();
+    const facts = await stageFacts(store, checks);
+    const records = facts.records;
     if (records === 0) throw new TickwiseError('empty-input', captureMessages.emptyFile(), { file: src.displayPath });
     opts.onProgress?.('checking');
-    const schemaVersion = await checkSchema(store, src.displayPath);
-    await refuseOutOfRange(store, src.displayPath);
+    const schemaVersion = await checkSchema(store, src.displayPath, facts);
+    await refuseOutOfRange(store, src.displayPath, checks, facts);
     opts.onProgress?.('fitting clocks');
     const fits = await fitDevices(store, captureId, diags, opts, src.displayPath);
     opts.onProgress?.('loading tables');
@@ -325,7 +327,42 @@ async function producerOf(store: Store): Promise<string> {
   return `${variant} from ${src}`;
 }
 
-async function checkSchema(store: Store, file: string): Promise<number> {
+/**
+ * What the checks need from the stage's dispatch records, in one pass (four
+ * statements took 58 ms of a 300 MB capture's import, the pass ~30): the
+ * record count, the first line of a schema version unlike the first schema
+ * record's, of a device event without its device, and of each range check
+ * on `tw_stage` ({@link rangeChecks}, by index).
+ */
+interface StageFacts {
+  readonly records: number;
+  readonly mixedLine: number | null;
+  readonly missingLine: number | null;
+  readonly firstBad: ReadonlyMap<number, number>;
+}
+
+/** A device event that names no device (NULL, or 4294967295: "none" elsewhere). */
+const MISSING_DEVICE = `(physical_device_ordinal IS NULL OR physical_device_ordinal = ${U32_NONE})
+  AND (record_type IN ('dispatch_event', 'queue_device_event') OR (record_type = 'host_execution_event' AND op = 'dispatch'))`;
+
+async function stageFacts(store: Store, checks: readonly RangeCheck[]): Promise<StageFacts> {
+  const mine = checks.map((c, i) => ({ c, i })).filter((x) => x.c.table === 'tw_stage');
+  const declared = `(SELECT schema_version FROM tw_stage_nd WHERE record_type = 'schema' ORDER BY line LIMIT 1)`;
+  const [row] = await store.rows(`SELECT count(*) FILTER (WHERE record_type IS NOT NULL) AS records,
+      min(line) FILTER (WHERE record_type IS NOT NULL AND schema_version IS DISTINCT FROM ${declared}) AS mixed,
+      min(line) FILTER (WHERE ${MISSING_DEVICE}) AS missing
+      ${mine.map((x) => `, min(line) FILTER (WHERE ${x.c.bad}) AS c${x.i}`).join('')}
+    FROM tw_stage`);
+  const line = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+  const firstBad = new Map<number, number>();
+  for (const x of mine) {
+    const l = line(row?.[`c${x.i}`]);
+    if (l !== null) firstBad.set(x.i, l);
+  }
+  return { records: Number(row?.['records'] ?? 0), mixedLine: line(row?.['mixed']), missingLine: line(row?.['missing']), firstBad };
+}
+
+async function checkSchema(store: Store, file: string, facts: StageFacts): Promise<number> {
   const schema = await store.rows(`SELECT line, schema_version, format FROM tw_stage_nd WHERE record_type = 'schema' ORDER BY line LIMIT 1`);
   const first = schema[0];
   if (!first) throw new TickwiseError('missing-schema', captureMessages.missingSchema(), { file, line: 1 });
@@ -339,15 +376,9 @@ async function checkSchema(store: Store, file: string): Promise<number> {
       line: Number(first['line']),
     });
   }
-  const odd = await store.rows(
-    `SELECT line, schema_version FROM tw_stage WHERE record_type IS NOT NULL AND schema_version IS DISTINCT FROM $1 ORDER BY line LIMIT 1`,
-    [declared],
-  );
-  if (odd[0]) {
-    throw new TickwiseError('mixed-schema-version', captureMessages.mixedSchemaVersion(String(odd[0]['schema_version']), declared), {
-      file,
-      line: Number(odd[0]['line']),
-    });
+  if (facts.mixedLine !== null) {
+    const odd = await store.scalar(`SELECT schema_version FROM tw_stage WHERE line = ${facts.mixedLine} AND record_type IS NOT NULL LIMIT 1`);
+    throw new TickwiseError('mixed-schema-version', captureMessages.mixedSchemaVersion(String(odd), declared), { file, line: facts.mixedLine });
   }
   return Number(declared);
 }
@@ -367,10 +398,20 @@ const NARROW_FIELDS: readonly [field: string, max: bigint, sentinel: boolean][] 
 ];
 const NARROW_LISTS: readonly string[] = ['workgroup_count', 'workgroup_size'];
 
-async function refuseOutOfRange(store: Store, file: string): Promise<void> {
+/** One range check: `bad` is true on a row of `table` whose `field` is out of range. */
+interface RangeCheck {
+  readonly field: string;
+  readonly table: 'tw_stage' | 'tw_stage_nd';
+  readonly bad: string;
+  readonly value: string;
+  readonly bound: string;
+}
+
+/** The range checks, in the order that decides between two on one line. */
+function rangeChecks(): RangeCheck[] {
   // a field a dispatch record does not use is checked on the other records only (a dispatch's is not read: see DISPATCH_COLUMNS)
   const stage = (f: string) => ((DISPATCH_COLUMNS as readonly string[]).includes(f) ? 'tw_stage' : 'tw_stage_nd');
-  const checks: { field: string; table: string; bad: string; value: string; bound: string }[] = NARROW_FIELDS.map(([f, max, sentinel]) => ({
+  const checks: RangeCheck[] = NARROW_FIELDS.map(([f, max, sentinel]) => ({
     field: f, table: stage(f), bad: `${f} > ${max}${sentinel ? ` AND ${f} <> ${U32_NONE}` : ''}`, value: f, bound: `at most ${max}`,
   }));
   // host times are ns on a monotonic clock: a negative one is out of range (and end - start would overflow int64)
@@ -379,23 +420,25 @@ async function refuseOutOfRange(store: Store, file: string): Promise<void> {
     checks.push({ field: f, table: stage(f), bad: `${f} < 0`, value: f, bound: 'ns >= 0' });
   }
   for (const f of NARROW_LISTS) checks.push({ field: f, table: stage(f), bad: `list_max(${f}) > 4294967295`, value: `list_max(${f})`, bound: 'at most 4294967295' });
+  return checks;
+}
+
+async function refuseOutOfRange(store: Store, file: string, checks: readonly RangeCheck[], facts: StageFacts): Promise<void> {
   // a device event without its device would be dropped by the device join, or refused by the store's NOT NULL: say which line
   // (4294967295, "none" elsewhere, names no device either)
-  const missing = await store.rows(`SELECT line, record_type, physical_device_ordinal IS NOT NULL AS none FROM tw_stage
-    WHERE (physical_device_ordinal IS NULL OR physical_device_ordinal = ${U32_NONE})
-    AND (record_type IN ('dispatch_event', 'queue_device_event') OR (record_type = 'host_execution_event' AND op = 'dispatch')) ORDER BY line LIMIT 1`);
-  if (missing[0]) {
-    const what = missing[0]['none'] ? `is ${U32_NONE} (no device) in` : 'is missing from';
-    throw new TickwiseError('missing-field', `field "physical_device_ordinal" ${what} this ${String(missing[0]['record_type'])} (every device event names its device)`,
-      { file, line: Number(missing[0]['line']) });
+  if (facts.missingLine !== null) {
+    const [m] = await store.rows(`SELECT record_type, physical_device_ordinal IS NOT NULL AS none FROM tw_stage
+      WHERE line = ${facts.missingLine} AND ${MISSING_DEVICE} LIMIT 1`);
+    const what = m?.['none'] ? `is ${U32_NONE} (no device) in` : 'is missing from';
+    throw new TickwiseError('missing-field', `field "physical_device_ordinal" ${what} this ${String(m?.['record_type'])} (every device event names its device)`,
+      { file, line: facts.missingLine });
   }
-  // each check's first line, one pass per stage view (a statement per check cost a small capture ~30 ms); the
-  // earliest line wins, and on one line the first check in the list
-  const first = new Map<number, number>(); // check index -> its first bad line
-  for (const table of ['tw_stage', 'tw_stage_nd']) {
-    const mine = checks.map((c, i) => ({ c, i })).filter((x) => x.c.table === table);
-    if (mine.length === 0) continue;
-    const [row] = await store.rows(`SELECT ${mine.map((x) => `min(line) FILTER (WHERE ${x.c.bad}) AS c${x.i}`).join(', ')} FROM ${table}`);
+  // each check's first line: tw_stage's from the stage's one pass (stageFacts), tw_stage_nd's here (a statement per
+  // check cost a small capture ~30 ms); the earliest line wins, and on one line the first check in the list
+  const first = new Map<number, number>(facts.firstBad); // check index -> its first bad line
+  const mine = checks.map((c, i) => ({ c, i })).filter((x) => x.c.table === 'tw_stage_nd');
+  if (mine.length > 0) {
+    const [row] = await store.rows(`SELECT ${mine.map((x) => `min(line) FILTER (WHERE ${x.c.bad}) AS c${x.i}`).join(', ')} FROM tw_stage_nd`);
     for (const x of mine) if (row?.[`c${x.i}`] != null) first.set(x.i, Number(row[`c${x.i}`]));
   }
   if (first.size > 0) {
