@@ -51,6 +51,7 @@ struct Fallback {
 //   S <partBytes, 0: one file> <convert: none | scale | fs> <pow10> <out path>
 //   P <spec>\t<key>\t<key>...       a record path ("[]": an array element)
 //   X <spec>\t<key>                 an exact key of the spec
+//   T <spec>                        the spec's exact keys without their text (`_<key>_text`)
 //   C \t<key>\t<key>...             a captured path
 //   R <spec>\t<key>\t<out>\t<value>... the spec's route (see Route)
 //   Q <spec>\t<kindKey>\t<open>\t<close>\t<timeKey>\t<out>\t<groupKey>...  the spec's pairs (see Pairing)
@@ -85,6 +86,7 @@ struct Spec {
   int pow10 = 0;
   std::string out;
   std::vector<std::string> exactKeys;
+  bool exactText = true;
   bool routed = false;
   Route route;
   bool paired = false;
@@ -172,6 +174,10 @@ Plan readPlan(const char *file) {
       s.pow10 = pow10;
       s.out = rest.substr(static_cast<size_t>(used));
       p.specs.push_back(s);
+    } else if (kind == 'T') {
+      size_t spec = std::strtoul(rest.c_str(), nullptr, 10);
+      if (spec >= p.specs.size()) fallback("bad plan line T");
+      p.specs[spec].exactText = false;
     } else if (kind == 'R') {
       std::vector<std::string> parts = splitTabs(rest);
       size_t spec = std::strtoul(parts[0].c_str(), nullptr, 10);
@@ -1180,6 +1186,7 @@ class Scanner {
           if (isTime) pairTime_ = conv_;
         }
         if (isTime) pairTimeSet_ = true;
+        if (!s.exactText) continue;
         o += ",\"_";
         o += s.exactKeys[k];
         o += "_text\":";

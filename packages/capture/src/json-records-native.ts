@@ -91,6 +91,7 @@ export function nativePlan(opts: ScanOptions, maxRecordBytes: number, capdir: st
       if (!plain(k)) return null;
       lines.push(`X ${i}\t${k}`);
     }
+    if (keys.length > 0 && spec.exactText === false) lines.push(`T ${i}`);
     const route = spec.route;
     if (route !== undefined) {
       if (![route.key, route.out, ...route.keep].every(plain)) return null;

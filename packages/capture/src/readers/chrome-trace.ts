@@ -519,6 +519,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
           paths: [['[]'], ['traceEvents', '[]']],
           out,
           exactKeys: EXACT,
+          exactText: false,
           // ns exact to the femtosecond (see FS_PER_NS): scaled to fs, then the point put back
           convert: (_key, text) => fsToNsText(scaleDecimal(text, nsPerUnit * FS_PER_NS)),
           // the same for the native scanner when the scale is a power of ten (every TimeUnit's is)
