@@ -169,4 +169,22 @@ describe('the allocator setting for a large Chrome trace', () => {
     const e4 = env();
     expect(await freeMemoryPromptlyFor([big], new Map(), 'rocprofv3-json', e4)).toBe(false);
   });
+
+  it('is made by a verb given the trace itself (openInputs), before its store opens', async () => {
+    const { openInputs } = await import('../src/open-inputs');
+    const { truncateSync } = await import('node:fs');
+    const dir = tmp();
+    const big = join(dir, 'big.json');
+    writeFileSync(big, '{"traceEvents":[\n{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":1}');
+    truncateSync(big, 70e6); // the rest is zero bytes: the import itself fails, after the setting
+    const before = process.env['DUCKDB_JE_MALLOC_CONF'];
+    vi.stubEnv('DUCKDB_JE_MALLOC_CONF', undefined);
+    try {
+      await expect(openInputs([big])).rejects.toThrow();
+      expect(process.env['DUCKDB_JE_MALLOC_CONF']).toBe('dirty_decay_ms:0,muzzy_decay_ms:0');
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    expect(process.env['DUCKDB_JE_MALLOC_CONF']).toBe(before);
+  });
 });
