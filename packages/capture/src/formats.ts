@@ -132,13 +132,42 @@ export async function importInputNow(store: Store, input: string, opts: ImportOp
     if (src.isDirectory && format !== 'tickwise-recorder') {
       throw new TickwiseError('usage', `a directory: --input-format ${format} reads a file (only tickwise-recorder reads a capture directory)`, { file: src.displayPath });
     }
+    // the id the reader takes (the store's next): a failed import's rows are removed, whatever the reader left
+    const captureId = await store.nextCaptureId();
     try {
       return await spec.read(store, src, opts);
     } catch (e) {
+      await discardCapture(store, captureId).catch(() => undefined);
       throw readerFailure(e, format, src.displayPath);
     }
   } finally {
     await src.cleanup();
+  }
+}
+
+/**
+ * Removes every row of capture `captureId` (and of any later id: none
+ * exists unless the failed import made it) from the store's tables. A reader
+ * undoes what it can when it fails, but not all of it (a Chrome trace's rows
+ * written after its scan committed, the tables of a reader that failed
+ * half-way): left behind, they would be taken for the next import's, which
+ * gets the same id. The CLI's `import` discards its whole copy of the store
+ * on failure; a verb's in-memory store is dropped; this is for a library
+ * caller's own store.
+ */
+export async function discardCapture(store: Store, captureId: number): Promise<void> {
+  const tables = await store.query({ t: 'string' }, `SELECT c.table_name AS t FROM duckdb_columns() c
+    JOIN duckdb_tables() b ON b.database_name = c.database_name AND b.schema_name = c.schema_name AND b.table_name = c.table_name
+    WHERE c.database_name = current_database() AND c.schema_name = 'main' AND c.column_name = 'capture_id' ORDER BY 1`);
+  const clear = async () => {
+    for (const { t } of tables) await store.run(`DELETE FROM "${t.replaceAll('"', '""')}" WHERE capture_id >= ${captureId}`);
+  };
+  try {
+    await clear();
+  } catch {
+    // a transaction the reader left aborted refuses the deletes: rolled back (its own rows with it), then again
+    await store.run('ROLLBACK').catch(() => undefined);
+    await clear();
   }
 }
 
