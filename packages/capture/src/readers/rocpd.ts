@@ -69,6 +69,30 @@ function asText(v: unknown): string | null {
 }
 
 /**
+ * A temp copy of rocpd table `from` (SQL name) in the SQLite connection,
+ * each row numbered (`tw_k`) and indexed by `id`: a dispatch row carries its
+ * agent's and kernel symbol's number instead of their text, which is read
+ * once per agent and symbol. The texts a row cost SQLite and better-sqlite3
+ * more than everything else read with them (1 M dispatches: 5.3 s with agent
+ * type, agent name and kernel name a row, 3.0 s without: each crossed into
+ * JS as a new string). The database stays read-only: SQLite keeps TEMP
+ * tables apart.
+ */
+function numbered(db: Sqlite, from: string, name: string): string {
+  db.exec(`DROP TABLE IF EXISTS temp.${name}`);
+  db.exec(`CREATE TEMP TABLE ${name} AS SELECT row_number() OVER () AS tw_k, * FROM ${from}`);
+  db.exec(`CREATE INDEX temp.${name}_id ON ${name} (id)`);
+  return `temp.${name}`;
+}
+
+/** A device kind from an agent's type (rocpd's `CPU`, `GPU`, `AIE`...): none or another is a GPU. */
+function kindOfAgentType(type: unknown): string {
+  const t = asText(type)?.toUpperCase() ?? '';
+  return t.includes('CPU') ? 'cpu' : t.includes('AIE') || t.includes('NPU') ? 'npu' : 'gpu';
+}
+
+
+/**
  * Imports a rocpd database. Rows are read with 64-bit integers as bigint
  * (timestamps exceed 2^53) and appended to the shared rocprofv3 staging.
  */
@@ -118,6 +142,10 @@ export async function importRocpd(store: Store, src: SourceFile, opts: ImportOpt
     for (const t of [kd, agent, sym, str, ts, track, event, region, copy]) if (t) guid.set(t, columns(db, t).has('guid'));
     const g = (a: string, ta: string | null, b: string, tb: string | null) => (guid.get(ta) && guid.get(tb) ? ` AND ${a}.guid = ${b}.guid` : '');
 
+    // the agents and kernel symbols numbered, for the dispatches to point at (numbered)
+    const agentN = agent ? numbered(db, agent, 'tw_rp_agent') : null;
+    const symN = sym ? numbered(db, sym, 'tw_rp_sym') : null;
+
     // Where the agent, queue, thread and times of a dispatch live in each layout.
     const t = inline ? 'K' : 'T';
     const start = inline ? 'K."start"' : 'TS.value';
@@ -125,15 +153,15 @@ export async function importRocpd(store: Store, src: SourceFile, opts: ImportOpt
     const joins = [
       inline ? '' : `LEFT JOIN ${track} T ON T.id = K.track_id${g('T', track, 'K', kd)} LEFT JOIN ${ts} TS ON TS.id = K.start_id${g('TS', ts, 'K', kd)}
         LEFT JOIN ${ts} TE ON TE.id = K.end_id${g('TE', ts, 'K', kd)}`,
-      agent ? `LEFT JOIN ${agent} A ON A.id = ${t}.agent_id${g('A', agent, 'K', kd)}` : '',
-      sym ? `LEFT JOIN ${sym} S ON S.id = K.kernel_id${g('S', sym, 'K', kd)}` : '',
+      agentN ? `LEFT JOIN ${agentN} A ON A.id = ${t}.agent_id${g('A', agent, 'K', kd)}` : '',
+      symN ? `LEFT JOIN ${symN} S ON S.id = K.kernel_id${g('S', sym, 'K', kd)}` : '',
       hasCorr ? `LEFT JOIN ${event} E ON E.id = K.event_id${g('E', event, 'K', kd)}` : '',
     ].join(' ');
     const kdSql = `SELECT K.id AS row_id, ${agentIndex ? `coalesce(A.${agentIndex}, ${t}.agent_id)` : `${t}.agent_id`} AS device,
-        ${agent && agentCols.has('type') ? 'A.type' : 'NULL'} AS agent_type, ${agentName.length ? `coalesce(${agentName.join(', ')})` : 'NULL'} AS agent_name,
+        ${agentN ? 'A.tw_k' : 'NULL'} AS agent_k,
         ${t}.queue_id AS queue_id, ${t}.stream_id AS stream_id, ${t}.tid AS tid, K.dispatch_id AS dispatch_id,
         ${hasCorr ? 'E.correlation_id' : 'NULL'} AS correlation_id, K.kernel_id AS kernel_id,
-        ${symName.length ? `coalesce(${symName.join(', ')})` : 'NULL'} AS kernel, ${start} AS start_ns, ${end} AS end_ns,
+        ${symN ? 'S.tw_k' : 'NULL'} AS kernel_k, ${start} AS start_ns, ${end} AS end_ns,
         K.workgroup_size_x AS wg_x, K.workgroup_size_y AS wg_y, K.workgroup_size_z AS wg_z,
         K.grid_size_x AS grid_x, K.grid_size_y AS grid_y, K.grid_size_z AS grid_z
       FROM ${kd} K ${joins} ORDER BY ${start}, K.id`;
@@ -156,23 +184,33 @@ export async function importRocpd(store: Store, src: SourceFile, opts: ImportOpt
     const i64 = (v: unknown) => inRange(v, -I64_LIMIT, I64_LIMIT - 1n);
     const i32 = (v: unknown) => inRange(v, -(2n ** 31n), 2n ** 31n - 1n);
     let records = 0;
+    // each agent's kind (by its type) and name, each symbol's name, by number: the dispatch rows point at them
+    const agents = new Map<unknown, readonly [string, string | null]>();
+    if (agentN) {
+      const type = agentCols.has('type') ? 'A.type' : 'NULL';
+      const name = agentName.length ? `coalesce(${agentName.join(', ')})` : 'NULL';
+      for (const r of db.prepare(`SELECT A.tw_k, ${type}, ${name} FROM ${agentN} A`).raw(true).iterate() as IterableIterator<unknown[]>) {
+        agents.set(r[0], [kindOfAgentType(r[1]), asText(r[2])]);
+      }
+    }
+    const symbols = new Map<unknown, string | null>();
+    if (symN && symName.length) {
+      for (const r of db.prepare(`SELECT S.tw_k, coalesce(${symName.join(', ')}) FROM ${symN} S`).raw(true).iterate() as IterableIterator<unknown[]>) {
+        symbols.set(r[0], asText(r[1]));
+      }
+    }
+    const noAgent = [kindOfAgentType(null), null] as const;
     // rows as arrays in kdSql's column order (an object a row cost 1.5 s more for 1M dispatches)
     const kdRows = function* (): Generator<unknown[]> {
-      const kinds = new Map<unknown, string>();
       for (const r of db.prepare(kdSql).raw(true).iterate() as IterableIterator<unknown[]>) {
         records++;
-        let kind = kinds.get(r[2]);
-        if (kind === undefined) {
-          const type = asText(r[2])?.toUpperCase() ?? '';
-          kind = type.includes('CPU') ? 'cpu' : type.includes('AIE') || type.includes('NPU') ? 'npu' : 'gpu';
-          if (typeof r[2] !== 'object') kinds.set(r[2], kind);
-        }
+        const [kind, agentName] = agents.get(r[2]) ?? noAgent;
         yield [
-          i64(r[0]), i32(r[1]) ?? 0n, kind, asText(r[3]), // row_id, device (no agent: device 0, as the CSV and JSON readers do), agent_name
-          ubig(r[4]), ubig(r[5]), ubig(r[6]), ubig(r[7]), // queue_id, stream_id, tid, dispatch_id
-          ubig(r[8]), ubig(r[9]), asText(r[10]), // correlation_id, kernel_id, kernel
-          ubig(r[11]), ubig(r[12]), // start_ns, end_ns
-          ubig(r[13]), ubig(r[14]), ubig(r[15]), ubig(r[16]), ubig(r[17]), ubig(r[18]), null, records, // wg_x..z, grid_x..z; kind: a CSV's Kind column (every rocpd row is a dispatch)
+          i64(r[0]), i32(r[1]) ?? 0n, kind, agentName, // row_id, device (no agent: device 0, as the CSV and JSON readers do), its kind and name
+          ubig(r[3]), ubig(r[4]), ubig(r[5]), ubig(r[6]), // queue_id, stream_id, tid, dispatch_id
+          ubig(r[7]), ubig(r[8]), symbols.get(r[9]) ?? null, // correlation_id, kernel_id, kernel
+          ubig(r[10]), ubig(r[11]), // start_ns, end_ns
+          ubig(r[12]), ubig(r[13]), ubig(r[14]), ubig(r[15]), ubig(r[16]), ubig(r[17]), null, records, // wg_x..z, grid_x..z; kind: a CSV's Kind column (every rocpd row is a dispatch)
         ];
       }
     };
