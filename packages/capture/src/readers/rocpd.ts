@@ -184,33 +184,31 @@ export async function importRocpd(store: Store, src: SourceFile, opts: ImportOpt
     const i64 = (v: unknown) => inRange(v, -I64_LIMIT, I64_LIMIT - 1n);
     const i32 = (v: unknown) => inRange(v, -(2n ** 31n), 2n ** 31n - 1n);
     let records = 0;
-    // each agent's kind (by its type) and name, each symbol's name, by number: the dispatch rows point at them
-    const agents = new Map<unknown, readonly [string, string | null]>();
+    // each agent's kind (by its type) and name, each symbol's name, by number (1, 2, ...: SQLite's row_number): the
+    // dispatch rows point at them (tw_rp_kd's agent_k, kernel_k), and the loader reads them back through tw_rp_kd_v
     if (agentN) {
       const type = agentCols.has('type') ? 'A.type' : 'NULL';
       const name = agentName.length ? `coalesce(${agentName.join(', ')})` : 'NULL';
-      for (const r of db.prepare(`SELECT A.tw_k, ${type}, ${name} FROM ${agentN} A`).raw(true).iterate() as IterableIterator<unknown[]>) {
-        agents.set(r[0], [kindOfAgentType(r[1]), asText(r[2])]);
-      }
+      await store.appendTemp('tw_rp_agent', (db.prepare(`SELECT A.tw_k, ${type}, ${name} FROM ${agentN} A ORDER BY A.tw_k`).raw(true).all() as unknown[][])
+        .map((r) => [r[0], kindOfAgentType(r[1]), asText(r[2])]));
     }
-    const symbols = new Map<unknown, string | null>();
     if (symN && symName.length) {
-      for (const r of db.prepare(`SELECT S.tw_k, coalesce(${symName.join(', ')}) FROM ${symN} S`).raw(true).iterate() as IterableIterator<unknown[]>) {
-        symbols.set(r[0], asText(r[1]));
-      }
+      await store.appendTemp('tw_rp_kname', (db.prepare(`SELECT S.tw_k, coalesce(${symName.join(', ')}) FROM ${symN} S ORDER BY S.tw_k`).raw(true).all() as unknown[][])
+        .map((r) => [r[0], asText(r[1])]));
     }
-    const noAgent = [kindOfAgentType(null), null] as const;
+    const noAgentKind = kindOfAgentType(null);
     // rows as arrays in kdSql's column order (an object a row cost 1.5 s more for 1M dispatches)
     const kdRows = function* (): Generator<unknown[]> {
       for (const r of db.prepare(kdSql).raw(true).iterate() as IterableIterator<unknown[]>) {
         records++;
-        const [kind, agentName] = agents.get(r[2]) ?? noAgent;
         yield [
-          i64(r[0]), i32(r[1]) ?? 0n, kind, agentName, // row_id, device (no agent: device 0, as the CSV and JSON readers do), its kind and name
+          // row_id, device (no agent: device 0, as the CSV and JSON readers do), its kind (a GPU when it has no agent) and name by agent_k
+          i64(r[0]), i32(r[1]) ?? 0n, r[2] === null ? noAgentKind : null, null,
           ubig(r[3]), ubig(r[4]), ubig(r[5]), ubig(r[6]), // queue_id, stream_id, tid, dispatch_id
-          ubig(r[7]), ubig(r[8]), symbols.get(r[9]) ?? null, // correlation_id, kernel_id, kernel
+          ubig(r[7]), ubig(r[8]), null, // correlation_id, kernel_id, kernel (by kernel_k)
           ubig(r[10]), ubig(r[11]), // start_ns, end_ns
           ubig(r[12]), ubig(r[13]), ubig(r[14]), ubig(r[15]), ubig(r[16]), ubig(r[17]), null, records, // wg_x..z, grid_x..z; kind: a CSV's Kind column (every rocpd row is a dispatch)
+          r[2], r[9], // agent_k, kernel_k
         ];
       }
     };

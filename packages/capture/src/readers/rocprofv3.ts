@@ -37,7 +37,34 @@ import type {} from '../reader-options'; // its ImportOptions fields
  */
 const KD_COLUMNS = `line BIGINT, device INTEGER, device_kind VARCHAR, device_name VARCHAR, queue_raw UBIGINT, stream_id UBIGINT,
   thread_id UBIGINT, dispatch_id UBIGINT, correlation_id UBIGINT, kernel_id UBIGINT, kernel VARCHAR, start_raw UBIGINT, end_raw UBIGINT,
-  wg_x UBIGINT, wg_y UBIGINT, wg_z UBIGINT, grid_x UBIGINT, grid_y UBIGINT, grid_z UBIGINT, kind VARCHAR, seq BIGINT`;
+  wg_x UBIGINT, wg_y UBIGINT, wg_z UBIGINT, grid_x UBIGINT, grid_y UBIGINT, grid_z UBIGINT, kind VARCHAR, seq BIGINT, agent_k BIGINT, kernel_k BIGINT`;
+
+/**
+ * A dispatch's agent and kernel texts may be staged by number instead
+ * (`agent_k`, `kernel_k`: 1, 2, ... into `tw_rp_agent` and `tw_rp_kname`,
+ * with device_kind, device_name and kernel NULL): a rocpd database names
+ * them once per agent and symbol, and a text a row held 1 M copies of a
+ * 394-character kernel name in the stage. The kernel names are read back
+ * through `tw_rp_kd_v`, the agents' per device; the other readers stage the
+ * texts and no numbers.
+ */
+const NAMED_COLUMNS = `CREATE TEMP TABLE tw_rp_agent (k BIGINT, device_kind VARCHAR, device_name VARCHAR);
+  CREATE TEMP TABLE tw_rp_kname (k BIGINT, kernel VARCHAR)`;
+/**
+ * tw_rp_kd with its kernel names (see {@link NAMED_COLUMNS}): by position
+ * in the list of names (a lookup per row that keeps the rows' order, which a
+ * join need not); a number beyond the list (none is) reads as NULL. The
+ * agents' texts are read per device ({@link DEVICES_SQL}), not per row.
+ */
+const KD_VIEW = `CREATE OR REPLACE TEMP VIEW tw_rp_kd_v AS SELECT * REPLACE (
+    coalesce(kernel, (SELECT list(kernel ORDER BY k) FROM tw_rp_kname)[kernel_k]) AS kernel)
+  FROM tw_rp_kd`;
+
+/** Each device's kind, name and dispatch count: the staged rows counted per device and agent first, the agent's texts joined to those few. */
+const DEVICES_SQL = `SELECT g.device, max(coalesce(g.device_kind, a.device_kind)) AS kind, max(coalesce(g.device_name, a.device_name)) AS name,
+    sum(g.n)::INTEGER AS n
+  FROM (SELECT device, device_kind, device_name, agent_k, count(*) AS n FROM tw_rp_kd GROUP BY ALL) g LEFT JOIN tw_rp_agent a ON a.k = g.agent_k
+  GROUP BY g.device`;
 
 /** Staging columns of host-side spans (API calls, markers, copies): one row each. */
 const HOST_COLUMNS = `line BIGINT, kind VARCHAR, op VARCHAR, name VARCHAR, device INTEGER, thread_id UBIGINT, correlation_id UBIGINT,
@@ -48,12 +75,13 @@ export async function createRocprofStaging(store: Store): Promise<void> {
   await dropRocprofStaging(store);
   await store.run(`CREATE TEMP TABLE tw_rp_kd (${KD_COLUMNS})`);
   await store.run(`CREATE TEMP TABLE tw_rp_host (${HOST_COLUMNS})`);
+  for (const sql of NAMED_COLUMNS.split(';')) await store.run(sql);
 }
 
 /** Drops the staging tables. */
 export async function dropRocprofStaging(store: Store): Promise<void> {
-  await store.run('DROP TABLE IF EXISTS tw_rp_kd');
-  await store.run('DROP TABLE IF EXISTS tw_rp_host');
+  await store.run('DROP VIEW IF EXISTS tw_rp_kd_v');
+  for (const t of ['tw_rp_kd', 'tw_rp_host', 'tw_rp_agent', 'tw_rp_kname']) await store.run(`DROP TABLE IF EXISTS ${t}`);
 }
 
 /** What a variant tells the shared loader about its source. */
@@ -82,9 +110,10 @@ export async function loadRocprofStaged(
   // no offset: a plain cast (NULL beyond int64, as the HUGEINT difference would be); 70 ms less for 307k dispatches
   const ns = (col: string) => (offset === undefined || offset === 0n ? `TRY_CAST(${col} AS BIGINT)` : `TRY_CAST(${col}::HUGEINT - ${off}::HUGEINT AS BIGINT)`);
 
+  await store.run(KD_VIEW);
   const devices = await store.query(
     { device: 'number', kind: 'string?', name: 'string?', n: 'number' },
-    `SELECT device, max(device_kind) AS kind, max(device_name) AS name, count(*)::INTEGER AS n FROM tw_rp_kd GROUP BY device
+    `${DEVICES_SQL}
      UNION ALL SELECT device, NULL, NULL, 0 FROM tw_rp_host WHERE device IS NOT NULL AND device NOT IN (SELECT device FROM tw_rp_kd) GROUP BY device
      ORDER BY device`,
   );
@@ -138,11 +167,11 @@ export async function loadRocprofStaged(
       NULL, NULL, TRY_CAST(end_raw::HUGEINT - start_raw::HUGEINT AS BIGINT), '${timeSource}',
       s_ns IS NOT NULL AND e_ns IS NOT NULL AND e_ns > s_ns,
       ${wgCount('grid_x', 'wg_x')}, ${wgCount('grid_y', 'wg_y')}, ${wgCount('grid_z', 'wg_z')}, NULL, line
-    FROM tw_rp_kd ${await orderByLineSeq(store, 'tw_rp_kd')}`);
+    FROM tw_rp_kd_v ${await orderByLineSeq(store, 'tw_rp_kd')}`);
   await store.run(`INSERT INTO kernels_meta
     SELECT ${captureId}, NULL, TRY_CAST(kernel_id AS UINTEGER), arg_min(kernel, line), TRY_CAST(arg_min(wg_x, line) AS UINTEGER),
       TRY_CAST(arg_min(wg_y, line) AS UINTEGER), TRY_CAST(arg_min(wg_z, line) AS UINTEGER), NULL
-    FROM tw_rp_kd WHERE kernel IS NOT NULL GROUP BY kernel_id, kernel ORDER BY min(line), min(seq)`);
+    FROM tw_rp_kd_v WHERE kernel IS NOT NULL GROUP BY kernel_id, kernel ORDER BY min(line), min(seq)`);
   await store.run(`INSERT INTO host_events
     SELECT ${captureId}, device, NULL, kind, op, name, correlation_id, NULL, NULL, NULL, TRY_CAST(thread_id AS BIGINT),
       ${ns('start_raw')} AS s_ns, ${ns('end_raw')} AS e_ns, e_ns - s_ns, '${timeSource}', s_ns IS NOT NULL AND e_ns IS NOT NULL AND e_ns >= s_ns, args, line
@@ -225,7 +254,7 @@ export async function importRocprofCsv(store: Store, src: SourceFile, opts: Impo
         ${col('queue_id')}, ${col('stream_id')}, ${col('thread_id')}, ${col('dispatch_id')}, ${col('correlation_id')}, ${col('kernel_id')},
         ${col('kernel_name', null)}, ${col('start_timestamp')}, ${col('end_timestamp')},
         ${col('workgroup_size_x')}, ${col('workgroup_size_y')}, ${col('workgroup_size_z')}, ${col('grid_size_x')}, ${col('grid_size_y')}, ${col('grid_size_z')},
-        ${col('kind', null)}, rowid
+        ${col('kind', null)}, rowid, NULL, NULL
       FROM tw_rp_csv`);
     const otherKinds = await store.query({ kind: 'string', n: 'number', line: 'number' },
       `SELECT kind, count(*)::INTEGER AS n, min(line)::BIGINT AS line FROM tw_rp_kd WHERE kind IS NOT NULL AND kind <> 'KERNEL_DISPATCH' GROUP BY kind`);
@@ -325,7 +354,7 @@ export async function importRocprofJson(store: Store, src: SourceFile, opts: Imp
           coalesce(nullif(s.formatted_kernel_name, ''), nullif(s.kernel_name, ''), nullif(s.truncated_kernel_name, '')),
           k.start_timestamp, k.end_timestamp,
           k.dispatch_info.workgroup_size.x, k.dispatch_info.workgroup_size.y, k.dispatch_info.workgroup_size.z,
-          k.dispatch_info.grid_size.x, k.dispatch_info.grid_size.y, k.dispatch_info.grid_size.z, 'KERNEL_DISPATCH', k.rowid
+          k.dispatch_info.grid_size.x, k.dispatch_info.grid_size.y, k.dispatch_info.grid_size.z, 'KERNEL_DISPATCH', k.rowid, NULL, NULL
         FROM tw_rpj_kd k
         LEFT JOIN tw_rpj_agent a ON a.proc = k._i[1] AND a.handle = k.dispatch_info.agent_id.handle
         LEFT JOIN (SELECT DISTINCT ON (_i[1], kernel_id) _i[1] AS proc, * FROM tw_rpj_syms ORDER BY _i[1], kernel_id, rowid) s
