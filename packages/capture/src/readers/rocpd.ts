@@ -91,7 +91,6 @@ function kindOfAgentType(type: unknown): string {
   return t.includes('CPU') ? 'cpu' : t.includes('AIE') || t.includes('NPU') ? 'npu' : 'gpu';
 }
 
-
 /**
  * Imports a rocpd database. Rows are read with 64-bit integers as bigint
  * (timestamps exceed 2^53) and appended to the shared rocprofv3 staging.
@@ -142,7 +141,7 @@ export async function importRocpd(store: Store, src: SourceFile, opts: ImportOpt
     for (const t of [kd, agent, sym, str, ts, track, event, region, copy]) if (t) guid.set(t, columns(db, t).has('guid'));
     const g = (a: string, ta: string | null, b: string, tb: string | null) => (guid.get(ta) && guid.get(tb) ? ` AND ${a}.guid = ${b}.guid` : '');
 
-    // the agents and kernel symbols numbered, for the dispatches to point at (numbered)
+    // the agents and kernel symbols numbered, for the dispatch rows to point at (see numbered)
     const agentN = agent ? numbered(db, agent, 'tw_rp_agent') : null;
     const symN = sym ? numbered(db, sym, 'tw_rp_sym') : null;
 
