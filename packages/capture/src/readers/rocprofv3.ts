@@ -4,7 +4,7 @@ import { TickwiseError } from '@tickwise/time';
 import type { Diagnostic, ImportOptions, ImportResult } from './ireeperf-jsonl';
 import {
   baseName, cleanDuckdbMessage, duckdbCompression, insertAssumption, insertCapture, insertConditions, insertDevices, insertDiagnostics,
-  orderByLineSeq, sqlString, withTempDir,
+  orderByLineSeq, setImportMemory, sqlString, withTempDir,
 } from '../capture-rows';
 import { scanJsonRecords } from '../json-records';
 import { PartLoader, STAGE_PART_BYTES } from '../part-loader';
@@ -306,6 +306,9 @@ export async function importRocprofJson(store: Store, src: SourceFile, opts: Imp
       { path: [TOOL, '[]', 'kernel_symbols', '[]'], name: 'syms', table: 'tw_rpj_syms', columns: `kernel_id: 'UBIGINT', kernel_name: 'VARCHAR', formatted_kernel_name: 'VARCHAR', truncated_kernel_name: 'VARCHAR'` },
       ...hostKinds.map((k, i) => ({ path: [TOOL, '[]', 'buffer_records', k, '[]'], name: k, table: `tw_rpj_h${i}`, columns: hostColumns })),
     ];
+    // DuckDB's memory bounded as for a Chrome trace (twice the input, 300 MB to 700 MB; beyond it the stage
+    // spills): unbounded, a 152 MB file peaked at 692-702 MB, and a larger one grew with it
+    await setImportMemory(store, src, { minMb: 300, capMb: 700 });
     const loader = await PartLoader.start(store, 268435456, src);
     let scan;
     try {
@@ -359,6 +362,8 @@ export async function importRocprofJson(store: Store, src: SourceFile, opts: Imp
         LEFT JOIN tw_rpj_agent a ON a.proc = k._i[1] AND a.handle = k.dispatch_info.agent_id.handle
         LEFT JOIN (SELECT DISTINCT ON (_i[1], kernel_id) _i[1] AS proc, * FROM tw_rpj_syms ORDER BY _i[1], kernel_id, rowid) s
           ON s.proc = k._i[1] AND s.kernel_id = k.dispatch_info.kernel_id`);
+      // each record stage dropped once copied: the loader's inserts then do not hold it too
+      await store.run('DROP TABLE tw_rpj_kd');
       // Operation names: strings.buffer_records[kind].operations[operation], per process.
       await store.run(`DROP TABLE IF EXISTS tw_rpj_ops`);
       await store.run(`CREATE TEMP TABLE tw_rpj_ops (proc UBIGINT, kind VARCHAR, kind_name VARCHAR, op VARCHAR, name VARCHAR)`);
@@ -389,6 +394,7 @@ export async function importRocprofJson(store: Store, src: SourceFile, opts: Imp
           FROM tw_rpj_h${k} h
           LEFT JOIN tw_rpj_ops o ON o.proc = h._i[1] AND o.kind = h.kind AND o.op = h.operation
           ${copy ? 'LEFT JOIN tw_rpj_agent d ON d.proc = h._i[1] AND d.handle = h.dst_agent_id.handle LEFT JOIN tw_rpj_agent s ON s.proc = h._i[1] AND s.handle = h.src_agent_id.handle' : ''}`);
+        await store.run(`DROP TABLE tw_rpj_h${k}`);
       }
       const conditions: [string, string | null][] = [];
       for (const [path, text] of scan.captured) {
