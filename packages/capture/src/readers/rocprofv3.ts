@@ -217,6 +217,8 @@ export async function importRocprofCsv(store: Store, src: SourceFile, opts: Impo
   sha.catch(() => undefined);
   opts.onProgress?.('scanning');
   const read = `read_csv(${sqlString(src.path)}, header = true, all_varchar = true, delim = ',', quote = '"', escape = '"', compression = '${duckdbCompression(src.compression)}')`;
+  // DuckDB's memory bounded as for the JSON output (twice the input, 300 MB to 700 MB; beyond it the stage spills)
+  await setImportMemory(store, src, { minMb: 300, capMb: 700 });
   try {
     await store.run('DROP TABLE IF EXISTS tw_rp_csv');
     try {
@@ -256,6 +258,7 @@ export async function importRocprofCsv(store: Store, src: SourceFile, opts: Impo
         ${col('workgroup_size_x')}, ${col('workgroup_size_y')}, ${col('workgroup_size_z')}, ${col('grid_size_x')}, ${col('grid_size_y')}, ${col('grid_size_z')},
         ${col('kind', null)}, rowid, NULL, NULL
       FROM tw_rp_csv`);
+    await store.run('DROP TABLE tw_rp_csv'); // copied: the loader's inserts then do not hold it too
     const otherKinds = await store.query({ kind: 'string', n: 'number', line: 'number' },
       `SELECT kind, count(*)::INTEGER AS n, min(line)::BIGINT AS line FROM tw_rp_kd WHERE kind IS NOT NULL AND kind <> 'KERNEL_DISPATCH' GROUP BY kind`);
     for (const k of otherKinds) diags.push({ severity: 'warning', code: 'unexpected-kind', message: `${k.n} row(s) of Kind "${k.kind}" read as kernel dispatches`, line: k.line });
