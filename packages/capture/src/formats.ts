@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { TickwiseError } from '@tickwise/time';
-import type { Store } from '@tickwise/store';
+import { TABLE_NAMES, tableColumns, type Store } from '@tickwise/store';
 import { FORMAT_NAMES, isFormatName, type FormatName } from './format-names';
 import { importIreeperfJsonl, type ImportOptions, type ImportResult } from './readers/ireeperf-jsonl';
 import { openSource, type SourceFile } from './source-file';
@@ -174,11 +174,10 @@ async function writeRowGroupsPromptly(store: Store): Promise<void> {
  * caller's own store.
  */
 export async function discardCapture(store: Store, captureId: number): Promise<void> {
-  const tables = await store.query({ t: 'string' }, `SELECT c.table_name AS t FROM duckdb_columns() c
-    JOIN duckdb_tables() b ON b.database_name = c.database_name AND b.schema_name = c.schema_name AND b.table_name = c.table_name
-    WHERE c.database_name = current_database() AND c.schema_name = 'main' AND c.column_name = 'capture_id' ORDER BY 1`);
+  // the store's declared tables that carry a capture id
+  const tables = TABLE_NAMES.filter((t) => tableColumns(t).some((c) => c.name === 'capture_id'));
   const clear = async () => {
-    for (const { t } of tables) await store.run(`DELETE FROM "${t.replaceAll('"', '""')}" WHERE capture_id >= ${captureId}`);
+    for (const t of tables) await store.run(`DELETE FROM ${t} WHERE capture_id >= ${captureId}`);
   };
   try {
     await clear();

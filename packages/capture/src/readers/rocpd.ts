@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import type { Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import type { Diagnostic, ImportOptions, ImportResult } from './ireeperf-jsonl';
-import { createRocprofStaging, dropRocprofStaging, loadRocprofStaged } from './rocprofv3';
+import { ROCPROF_MEMORY, createRocprofStaging, dropRocprofStaging, loadRocprofStaged } from './rocprofv3';
 import { setImportMemory } from '../capture-rows';
 import { sha256File, type SourceFile } from '../source-file';
 import { traceMessages } from '../trace-messages';
@@ -166,8 +166,7 @@ export async function importRocpd(store: Store, src: SourceFile, opts: ImportOpt
         K.grid_size_x AS grid_x, K.grid_size_y AS grid_y, K.grid_size_z AS grid_z
       FROM ${kd} K ${joins} ORDER BY ${start}, K.id`;
 
-    // DuckDB's memory bounded as for the other rocprofv3 inputs (twice the database's size, 300 MB to 700 MB)
-    await setImportMemory(store, src, { minMb: 300, capMb: 700 });
+    await setImportMemory(store, src, ROCPROF_MEMORY);
     await createRocprofStaging(store);
     opts.onProgress?.('reading dispatches');
     // Staging column ranges: UBIGINT ids and times (a negative one is no value), BIGINT row ids, INTEGER agents;

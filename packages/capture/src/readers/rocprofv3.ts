@@ -66,6 +66,13 @@ const DEVICES_SQL = `SELECT g.device, max(coalesce(g.device_kind, a.device_kind)
   FROM (SELECT device, device_kind, device_name, agent_k, count(*) AS n FROM tw_rp_kd GROUP BY ALL) g LEFT JOIN tw_rp_agent a ON a.k = g.agent_k
   GROUP BY g.device`;
 
+/**
+ * DuckDB's memory bound for a rocprofv3 input (JSON, CSV, rocpd): twice its
+ * size, 300 MB to 700 MB, as for a Chrome trace; beyond it the stage spills.
+ * Unbounded, a 1 GB JSON peaked at 3.09 GB and a 964 MB CSV at 3.18 GB.
+ */
+export const ROCPROF_MEMORY = { minMb: 300, capMb: 700 } as const;
+
 /** Staging columns of host-side spans (API calls, markers, copies): one row each. */
 const HOST_COLUMNS = `line BIGINT, kind VARCHAR, op VARCHAR, name VARCHAR, device INTEGER, thread_id UBIGINT, correlation_id UBIGINT,
   start_raw UBIGINT, end_raw UBIGINT, args JSON, seq BIGINT`;
@@ -217,8 +224,7 @@ export async function importRocprofCsv(store: Store, src: SourceFile, opts: Impo
   sha.catch(() => undefined);
   opts.onProgress?.('scanning');
   const read = `read_csv(${sqlString(src.path)}, header = true, all_varchar = true, delim = ',', quote = '"', escape = '"', compression = '${duckdbCompression(src.compression)}')`;
-  // DuckDB's memory bounded as for the JSON output (twice the input, 300 MB to 700 MB; beyond it the stage spills)
-  await setImportMemory(store, src, { minMb: 300, capMb: 700 });
+  await setImportMemory(store, src, ROCPROF_MEMORY);
   try {
     await store.run('DROP TABLE IF EXISTS tw_rp_csv');
     try {
@@ -309,9 +315,7 @@ export async function importRocprofJson(store: Store, src: SourceFile, opts: Imp
       { path: [TOOL, '[]', 'kernel_symbols', '[]'], name: 'syms', table: 'tw_rpj_syms', columns: `kernel_id: 'UBIGINT', kernel_name: 'VARCHAR', formatted_kernel_name: 'VARCHAR', truncated_kernel_name: 'VARCHAR'` },
       ...hostKinds.map((k, i) => ({ path: [TOOL, '[]', 'buffer_records', k, '[]'], name: k, table: `tw_rpj_h${i}`, columns: hostColumns })),
     ];
-    // DuckDB's memory bounded as for a Chrome trace (twice the input, 300 MB to 700 MB; beyond it the stage
-    // spills): unbounded, a 152 MB file peaked at 692-702 MB, and a larger one grew with it
-    await setImportMemory(store, src, { minMb: 300, capMb: 700 });
+    await setImportMemory(store, src, ROCPROF_MEMORY);
     const loader = await PartLoader.start(store, 268435456, src);
     let scan;
     try {
