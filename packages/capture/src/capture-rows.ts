@@ -32,24 +32,73 @@ export async function runJsonRead(store: Store, sql: (maxObjectBytes?: number) =
  * instead of growing the process: `TICKWISE_IMPORT_MEMORY` when set (e.g.
  * "4GB"), else twice the input's size (a compressed one counted at ten times
  * its size on disk), within `minMb` and `capMb`; `capMb` whatever the size
- * when `src` is null. The process holds ~130 MB
- * besides (Node, DuckDB's code, what it allocates outside its buffers). A 174
- * MB Kineto trace: 348 MB, peak RSS 540-580 MB against 660-680 MB under a
- * fixed 700 MB, as fast; under 250 MB 0.1-0.2 s slower.
+ * when `src` is null. What the store held in memory when the import began
+ * (an in-memory store's tables, temp tables: {@link beginImportMemory}) is
+ * added: the bound is the import's, not the caller's data's. The process
+ * holds ~130 MB besides (Node, DuckDB's code, what it allocates outside its
+ * buffers). A 174 MB Kineto trace: 348 MB, peak RSS 540-580 MB against
+ * 660-680 MB under a fixed 700 MB, as fast; under 250 MB 0.1-0.2 s slower.
  */
 export async function setImportMemory(
   store: Store, src: { readonly sizeBytes: number; readonly compression: string } | null, limits: ImportMemoryLimits,
 ): Promise<void> {
   // set only when it changes: a folder of small captures set the same 318 MB before each (12 ms a statement)
-  const limit = importMemoryLimit(src, limits);
+  const limit = importMemoryLimit(src, limits, process.env, importStart.get(store)?.heldMb ?? 0);
   if (memorySet.get(store) === limit) return;
+  // the spill folder first, so a limit below what the store holds spills there, not to DuckDB's default (for an
+  // in-memory store, ".tmp" in the working directory). Once per store: DuckDB refuses to set it again (even to
+  // the same folder) once it has spilled there, and a caller's store that has spilled keeps its own
+  if (!memorySet.has(store)) {
+    await store.run(`SET temp_directory = ${sqlString(join(tmpdir(), 'tickwise-duckdb-spill'))}`).catch((e: unknown) => {
+      if (!(e instanceof QueryError && /temporary directory/i.test(e.message))) throw e;
+    });
+  }
   await store.run(`SET memory_limit = '${limit}'`);
-  // once per store: DuckDB refuses to set it again (even to the same folder) once it has spilled there
-  if (!memorySet.has(store)) await store.run(`SET temp_directory = ${sqlString(join(tmpdir(), 'tickwise-duckdb-spill'))}`);
   memorySet.set(store, limit);
 }
 /** The memory_limit each store was last given by {@link setImportMemory} (only it sets one). */
 const memorySet = new WeakMap<Store, string>();
+/** Per store, its import's start ({@link beginImportMemory}): the MB it held in memory, its memory_limit then. */
+const importStart = new WeakMap<Store, { readonly heldMb: number; readonly limit: string }>();
+
+/**
+ * Notes, as an import begins, what the store holds in memory that its
+ * bound must not count ({@link setImportMemory}) and its memory_limit;
+ * the function returned, called when the import ends (whatever its end),
+ * gives the store that memory_limit back if the import changed it. A library
+ * caller's store is left as it was given: an in-memory store holding 300 MB
+ * failed a 10 MB trace's import (DuckDB spilled its tables to make room
+ * under a 300 MB bound, then refused the spill folder), and a store kept
+ * the import's bound, under which the caller's own queries ran out of memory.
+ */
+export async function beginImportMemory(store: Store): Promise<() => Promise<void>> {
+  const r = await store.query({ held: 'number', limit: 'string' },
+    `SELECT coalesce(sum(memory_usage_bytes) FILTER (WHERE tag = 'IN_MEMORY_TABLE'), 0)::DOUBLE AS held, current_setting('memory_limit') AS limit
+     FROM duckdb_memory()`);
+  const start = { heldMb: r[0]!.held / 1e6, limit: r[0]!.limit };
+  importStart.set(store, start);
+  return async () => {
+    if (importStart.get(store) === start) importStart.delete(store);
+    if (memorySet.get(store) === undefined || memorySet.get(store) === MEMORY_GIVEN_BACK) return;
+    // (not RESET: DuckDB 1.5 resets the setting's text but keeps the limit in force)
+    await store.run(`SET memory_limit = ${sqlString(shownLimitAgain(start.limit))}`);
+    memorySet.set(store, MEMORY_GIVEN_BACK);
+  };
+}
+/** {@link memorySet}'s entry for a store whose import gave its memory_limit back (its spill folder is set). */
+const MEMORY_GIVEN_BACK = '';
+
+/**
+ * A memory_limit that DuckDB shows as `shown`: DuckDB shows a limit rounded
+ * down to its last digit ("18.8 GiB" for 18.80-18.89 GiB), so `shown` set
+ * as it is reads back one lower ("18.7 GiB"), and an import giving back what
+ * it read would lower a store's limit import after import. Half a last digit
+ * more reads back the same ("18.85GiB"; 214 limits checked).
+ */
+export function shownLimitAgain(shown: string): string {
+  const m = /^(\d+)\.(\d+)\s*([A-Za-z]+)$/.exec(shown.trim());
+  return m === null ? shown : `${m[1]}.${m[2]}5${m[3]}`;
+}
 
 /** The bounds of {@link setImportMemory}: `perInput` MB a MB of input (2 unless said), within `minMb` and `capMb`. */
 export interface ImportMemoryLimits {
@@ -58,14 +107,18 @@ export interface ImportMemoryLimits {
   readonly perInput?: number;
 }
 
-/** The memory_limit text {@link setImportMemory} sets (`env`: where TICKWISE_IMPORT_MEMORY is read). */
+/**
+ * The memory_limit text {@link setImportMemory} sets (`env`: where
+ * TICKWISE_IMPORT_MEMORY is read, taken as it is; `heldMb`: what the store
+ * held when the import began, added to the bound computed).
+ */
 export function importMemoryLimit(
-  src: { readonly sizeBytes: number; readonly compression: string } | null, limits: ImportMemoryLimits, env = process.env,
+  src: { readonly sizeBytes: number; readonly compression: string } | null, limits: ImportMemoryLimits, env = process.env, heldMb = 0,
 ): string {
   const given = env['TICKWISE_IMPORT_MEMORY'];
   if (given !== undefined && given !== '') return given.replace(/[^0-9A-Za-z.]/g, '');
   const inputMb = src === null ? Infinity : (src.sizeBytes * (src.compression === 'none' ? 1 : 10)) / 1e6;
-  return `${Math.round(Math.min(Math.max(limits.capMb, limits.minMb), Math.max(limits.minMb, (limits.perInput ?? 2) * inputMb)))}MB`;
+  return `${Math.round(heldMb + Math.min(Math.max(limits.capMb, limits.minMb), Math.max(limits.minMb, (limits.perInput ?? 2) * inputMb)))}MB`;
 }
 
 /** The `captures` row of one import. */

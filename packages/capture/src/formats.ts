@@ -4,6 +4,7 @@ import { TABLE_NAMES, tableColumns, type Store } from '@tickwise/store';
 import { FORMAT_NAMES, isFormatName, type FormatName } from './format-names';
 import { importIreeperfJsonl, type ImportOptions, type ImportResult } from './readers/ireeperf-jsonl';
 import { openSource, type SourceFile } from './source-file';
+import { beginImportMemory } from './capture-rows';
 import { importRecorderDir, sniffRecorderDir } from './recorder-import';
 import { importRocprofCsv, importRocprofJson, sniffRocprofCsv, sniffRocprofJson } from './readers/rocprofv3';
 import { importRocpd, sniffRocpd } from './readers/rocpd';
@@ -135,11 +136,15 @@ export async function importInputNow(store: Store, input: string, opts: ImportOp
     // the id the reader takes (the store's next): a failed import's rows are removed, whatever the reader left
     const captureId = await store.nextCaptureId();
     await writeRowGroupsPromptly(store);
+    // the store's memory bound is the import's while it runs (the reader sets it), the caller's again after
+    const endImportMemory = await beginImportMemory(store);
     try {
       return await spec.read(store, src, opts);
     } catch (e) {
       await discardCapture(store, captureId).catch(() => undefined);
       throw readerFailure(e, format, src.displayPath);
+    } finally {
+      await endImportMemory();
     }
   } finally {
     await src.cleanup();

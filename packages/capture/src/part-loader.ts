@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { QueryError, sqlString, type Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
-import { cleanDuckdbMessage, ndjsonErrorLine } from './capture-rows';
+import { cleanDuckdbMessage, ndjsonErrorLine, shownLimitAgain } from './capture-rows';
 import { sourceLineOf, type NdjsonPart } from './json-records';
 import { traceMessages } from './trace-messages';
 
@@ -133,7 +133,7 @@ export class PartLoader {
           try {
             await load(read, part);
           } finally {
-            if (limit !== undefined) await this.store.run(`SET memory_limit = ${sqlString(limit)}`).catch(() => undefined);
+            if (limit !== undefined) await this.store.run(`SET memory_limit = ${sqlString(shownLimitAgain(limit))}`).catch(() => undefined);
           }
         } catch (e) {
           if (!(e instanceof QueryError)) throw e;

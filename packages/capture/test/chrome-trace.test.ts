@@ -459,7 +459,7 @@ describe('Chrome trace JSON: bad input', () => {
 });
 
 describe('Chrome trace JSON: memory', () => {
-  it('bounds DuckDB\'s memory by the trace\'s size: twice it, within read_json\'s need and 700 MB; TICKWISE_IMPORT_MEMORY overrides', async () => {
+  it('bounds DuckDB\'s memory by the trace\'s size: twice it, within read_json\'s need and 700 MB, beyond what the store held; TICKWISE_IMPORT_MEMORY overrides', async () => {
     const limits = { minMb: 318, capMb: 700 };
     expect(importMemoryLimit({ sizeBytes: 174_112_708, compression: 'none' }, limits, {})).toBe('348MB');
     expect(importMemoryLimit({ sizeBytes: 3_770, compression: 'none' }, limits, {})).toBe('318MB');
@@ -471,10 +471,14 @@ describe('Chrome trace JSON: memory', () => {
     expect(importMemoryLimit(null, { minMb: 300, capMb: 1000 }, {})).toBe('1000MB');
     // a floor above the cap wins (read_json's buffers must fit)
     expect(importMemoryLimit({ sizeBytes: 1_000_000_000, compression: 'none' }, { minMb: 800, capMb: 700 }, {})).toBe('800MB');
-    // the import sets it: a small trace gets the floor (4 x read_json's 64 MiB objects + 50 MB)
+    // what the store held when the import began comes on top (not with TICKWISE_IMPORT_MEMORY, a total)
+    expect(importMemoryLimit({ sizeBytes: 174_112_708, compression: 'none' }, limits, {}, 310.4)).toBe('659MB');
+    expect(importMemoryLimit({ sizeBytes: 174_112_708, compression: 'none' }, limits, { TICKWISE_IMPORT_MEMORY: '4GB' }, 310.4)).toBe('4GB');
+    // the import sets it while it runs, and gives the store its own back (import-memory.test.ts: under load)
     const { store } = await load(KINETO);
     try {
-      expect(String(await store.scalar(`SELECT current_setting('memory_limit')`))).toMatch(/^(318\.\d MB|303\.\d MiB)$/);
+      expect(String(await store.scalar(`SELECT current_setting('memory_limit')`))).not.toMatch(/^(318\.\d MB|303\.\d MiB)$/);
+      expect(String(await store.scalar(`SELECT current_setting('temp_directory')`))).toMatch(/tickwise-duckdb-spill$/);
     } finally {
       await store.close();
     }

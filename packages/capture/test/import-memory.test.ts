@@ -1,0 +1,96 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Store } from '@tickwise/store';
+import { importInput } from '../src/index';
+import { FIXTURES, ROOT, tmp } from './helpers';
+
+/**
+ * An import bounds DuckDB's memory while it runs (setImportMemory), for the
+ * import, not for what the caller's store already holds, and gives the
+ * store its own bound back when it ends. Real DuckDB stores, in memory,
+ * holding the caller's data: before, an in-memory store of ~300 MB failed a
+ * 10 MB trace's import (DuckDB spilled the caller's table to its default
+ * folder to fit the import's bound, then refused the import's spill folder),
+ * and every store kept the import's bound afterwards.
+ */
+
+const EXTERNAL = join(ROOT, '../shared/fixtures/external');
+const INPUTS = [
+  { name: 'Chrome trace (Kineto, gz), host spans streamed', path: join(EXTERNAL, 'chrome-trace/hta_nccl_data.json.gz'), env: { TICKWISE_CHROME_STREAM: '1' } },
+  { name: 'Chrome trace (gz), staged whole', path: join(EXTERNAL, 'chrome-trace/tracelens_mi300_owlv2.json.gz'), env: { TICKWISE_CHROME_STREAM: '0' } },
+  { name: 'ireeperf-jsonl', path: join(FIXTURES, 'local_task_matmul.ireeperf.jsonl'), env: {} },
+  { name: 'rocprofv3 JSON (gz)', path: join(EXTERNAL, 'rocprofv3-json/tracelens_908_results.json.gz'), env: {} },
+];
+
+/** The caller's own table: `rows` rows of ~70 bytes (4 M: ~310 MB in memory), and its checksum. */
+async function callerTable(store: Store, rows: number): Promise<string> {
+  await store.run(`CREATE TABLE mine AS SELECT range AS i, md5(range::VARCHAR) || md5((range + 1)::VARCHAR) AS s FROM range(${rows})`);
+  return checksum(store);
+}
+async function checksum(store: Store): Promise<string> {
+  return String(await store.scalar(`SELECT count(*) || ':' || sum(hash(i, s)) FROM mine`));
+}
+const limitOf = async (store: Store) => String(await store.scalar(`SELECT current_setting('memory_limit')`));
+const dispatchesOf = async (store: Store, id: number) => Number(await store.scalar(`SELECT count(*) FROM dispatches WHERE capture_id = ${id}`));
+
+afterEach(() => vi.unstubAllEnvs());
+
+describe("an import's memory bound is its own", () => {
+  for (const input of INPUTS) {
+    it.skipIf(!existsSync(input.path))(`${input.name}: into an in-memory store holding ~310 MB`, { timeout: 120_000 }, async () => {
+      for (const [k, v] of Object.entries(input.env)) vi.stubEnv(k, v);
+      const ref = await Store.open(':memory:');
+      await importInput(ref, input.path);
+      const expected = await dispatchesOf(ref, 1);
+      await ref.close();
+      expect(expected).toBeGreaterThan(0);
+
+      const store = await Store.open(':memory:');
+      try {
+        const sum = await callerTable(store, 4_000_000);
+        const limit = await limitOf(store);
+        // twice: the second import starts from the first's store, its bound given back
+        for (const id of [1, 2]) {
+          await importInput(store, input.path);
+          expect(await dispatchesOf(store, id)).toBe(expected);
+          expect(await limitOf(store)).toBe(limit);
+        }
+        expect(await checksum(store)).toBe(sum);
+      } finally {
+        await store.close();
+      }
+    });
+  }
+
+  it.skipIf(!existsSync(INPUTS[0]!.path))('a store that has spilled to its own folder keeps it, and its bound', { timeout: 120_000 }, async () => {
+    const store = await Store.open(':memory:');
+    try {
+      const spill = tmp('tickwise-spill-');
+      await store.run(`SET temp_directory = '${spill}'`);
+      await store.run(`SET memory_limit = '200MB'`);
+      const sum = await callerTable(store, 4_000_000); // beyond 200 MB: part of it spilled
+      expect(Number(await store.scalar(`SELECT sum(temporary_storage_bytes) FROM duckdb_memory()`))).toBeGreaterThan(0);
+      const limit = await limitOf(store);
+      await importInput(store, INPUTS[0]!.path);
+      expect(await dispatchesOf(store, 1)).toBeGreaterThan(0);
+      expect(await limitOf(store)).toBe(limit);
+      expect(String(await store.scalar(`SELECT current_setting('temp_directory')`))).toBe(spill);
+      expect(await checksum(store)).toBe(sum);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it.skipIf(!existsSync(INPUTS[2]!.path))('a limit DuckDB shows rounded is given back as the caller set it, import after import', async () => {
+    const store = await Store.open(':memory:');
+    try {
+      await store.run(`SET memory_limit = '3.3GiB'`);
+      const limit = await limitOf(store);
+      for (let i = 0; i < 5; i++) await importInput(store, INPUTS[2]!.path);
+      expect(await limitOf(store)).toBe(limit);
+    } finally {
+      await store.close();
+    }
+  });
+});
