@@ -65,13 +65,14 @@ const importStart = new WeakMap<Store, { readonly heldMb: number; readonly limit
  * Notes, as an import begins, what the store holds in memory that its
  * bound must not count ({@link setImportMemory}) and its memory_limit;
  * the function returned, called when the import ends (whatever its end),
- * gives the store that memory_limit back if the import changed it. A library
+ * gives the store that memory_limit back if the import changed it (unless
+ * `giveBack` is false: ImportOptions.keepImportMemory). A library
  * caller's store is left as it was given: an in-memory store holding 300 MB
  * failed a 10 MB trace's import (DuckDB spilled its tables to make room
  * under a 300 MB bound, then refused the spill folder), and a store kept
  * the import's bound, under which the caller's own queries ran out of memory.
  */
-export async function beginImportMemory(store: Store): Promise<() => Promise<void>> {
+export async function beginImportMemory(store: Store, giveBack = true): Promise<() => Promise<void>> {
   const r = await store.query({ held: 'number', limit: 'string' },
     `SELECT coalesce(sum(memory_usage_bytes) FILTER (WHERE tag = 'IN_MEMORY_TABLE'), 0)::DOUBLE AS held, current_setting('memory_limit') AS limit
      FROM duckdb_memory()`);
@@ -79,7 +80,7 @@ export async function beginImportMemory(store: Store): Promise<() => Promise<voi
   importStart.set(store, start);
   return async () => {
     if (importStart.get(store) === start) importStart.delete(store);
-    if (memorySet.get(store) === undefined || memorySet.get(store) === MEMORY_GIVEN_BACK) return;
+    if (!giveBack || memorySet.get(store) === undefined || memorySet.get(store) === MEMORY_GIVEN_BACK) return;
     // (not RESET: DuckDB 1.5 resets the setting's text but keeps the limit in force)
     await store.run(`SET memory_limit = ${sqlString(shownLimitAgain(start.limit))}`);
     memorySet.set(store, MEMORY_GIVEN_BACK);

@@ -137,7 +137,7 @@ export async function importInputNow(store: Store, input: string, opts: ImportOp
     const captureId = await store.nextCaptureId();
     await writeRowGroupsPromptly(store);
     // the store's memory bound is the import's while it runs (the reader sets it), the caller's again after
-    const endImportMemory = await beginImportMemory(store);
+    const endImportMemory = await beginImportMemory(store, opts.keepImportMemory !== true);
     try {
       return await spec.read(store, src, opts);
     } catch (e) {

@@ -71,7 +71,8 @@ export const importCommand: CommandModule<object, Args> = {
         try {
           // a file a folder's walk detected keeps that format (not detected twice)
           const found = formats.get(input);
-          const opts = { ...importOptions(args, bar.phase), ...(args.label ? { label: args.label } : {}), ...(found !== undefined ? { format: found } : {}) };
+          // the store keeps the import's memory bound: the next input sets its own, and the store is closed after
+          const opts = { ...importOptions(args, bar.phase), keepImportMemory: true, ...(args.label ? { label: args.label } : {}), ...(found !== undefined ? { format: found } : {}) };
           const r = await importInput(store, input, opts);
           const wall_refs = args.wall ? (await importWallRefs(store, args.wall, r.capture_id)).refs.length : 0;
           const provenance_files = provenance ? await storeProvenance(store, r.capture_id, provenance) : 0;
