@@ -2,6 +2,7 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QueryError, sqlString, type DeviceKind, type Store } from '@tickwise/store';
+import { TickwiseError } from '@tickwise/time';
 import { firstInvalidUtf8Line, processTempDir } from './source-file';
 import type { Diagnostic } from './readers/ireeperf-jsonl';
 
@@ -53,11 +54,23 @@ export async function setImportMemory(
       if (!(e instanceof QueryError && /temporary directory/i.test(e.message))) throw e;
     });
   }
-  await store.run(`SET memory_limit = '${limit}'`);
+  try {
+    await store.run(`SET memory_limit = '${limit}'`);
+  } catch (e) {
+    // a limit the user gave that DuckDB cannot keep (below what it holds): their setting named, not DuckDB's words alone
+    const given = process.env['TICKWISE_IMPORT_MEMORY'];
+    if (!(e instanceof QueryError) || given === undefined || given === '') throw e;
+    throw new TickwiseError('usage', `TICKWISE_IMPORT_MEMORY=${given}: DuckDB cannot work under it (${cleanDuckdbMessage(e.message)}); give more, e.g. 1GB, or unset it`);
+  }
   memorySet.set(store, limit);
 }
 /** The memory_limit each store was last given by {@link setImportMemory} (only it sets one). */
 const memorySet = new WeakMap<Store, string>();
+/** The bound {@link setImportMemory} last set on `store` and did not give back ("700MB"), if any. */
+export function importMemoryInForce(store: Store): string | undefined {
+  const limit = memorySet.get(store);
+  return limit === undefined || limit === MEMORY_GIVEN_BACK ? undefined : limit;
+}
 /** Per store, its import's start ({@link beginImportMemory}): the MB it held in memory, its memory_limit then. */
 const importStart = new WeakMap<Store, { readonly heldMb: number; readonly limit: string }>();
 
@@ -117,7 +130,11 @@ export function importMemoryLimit(
   src: { readonly sizeBytes: number; readonly compression: string } | null, limits: ImportMemoryLimits, env = process.env, heldMb = 0,
 ): string {
   const given = env['TICKWISE_IMPORT_MEMORY'];
-  if (given !== undefined && given !== '') return given.replace(/[^0-9A-Za-z.]/g, '');
+  if (given !== undefined && given !== '') {
+    const m = /^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B)\s*$/i.exec(given);
+    if (m === null) throw new TickwiseError('usage', `TICKWISE_IMPORT_MEMORY=${given}: not a size; give a number and its unit (KB, MB, GB, TB, or KiB ... TiB), e.g. 4GB`);
+    return `${m[1]}${m[2]}`;
+  }
   const inputMb = src === null ? Infinity : (src.sizeBytes * (src.compression === 'none' ? 1 : 10)) / 1e6;
   return `${Math.round(heldMb + Math.min(Math.max(limits.capMb, limits.minMb), Math.max(limits.minMb, (limits.perInput ?? 2) * inputMb)))}MB`;
 }

@@ -4,7 +4,7 @@ import { TABLE_NAMES, tableColumns, type Store } from '@tickwise/store';
 import { FORMAT_NAMES, isFormatName, type FormatName } from './format-names';
 import { importIreeperfJsonl, type ImportOptions, type ImportResult } from './readers/ireeperf-jsonl';
 import { openSource, type SourceFile } from './source-file';
-import { beginImportMemory } from './capture-rows';
+import { beginImportMemory, importMemoryInForce } from './capture-rows';
 import { importRecorderDir, sniffRecorderDir } from './recorder-import';
 import { importRocprofCsv, importRocprofJson, sniffRocprofCsv, sniffRocprofJson } from './readers/rocprofv3';
 import { importRocpd, sniffRocpd } from './readers/rocpd';
@@ -142,7 +142,7 @@ export async function importInputNow(store: Store, input: string, opts: ImportOp
       return await spec.read(store, src, opts);
     } catch (e) {
       await discardCapture(store, captureId).catch(() => undefined);
-      throw readerFailure(e, format, src.displayPath);
+      throw outOfMemory(e, importMemoryInForce(store), src.displayPath) ?? readerFailure(e, format, src.displayPath);
     } finally {
       await endImportMemory();
     }
@@ -191,6 +191,23 @@ export async function discardCapture(store: Store, captureId: number): Promise<v
     await store.run('ROLLBACK').catch(() => undefined);
     await clear();
   }
+}
+
+/**
+ * DuckDB's "Out of Memory" anywhere in what a reader threw (a part's
+ * error is wrapped as a bad record, DuckDB's as its cause), as the one
+ * error it is: the machine's or the bound's, not the input's (exit code 1),
+ * with the bound in force (`limit`) and how to give more. Else undefined.
+ */
+export function outOfMemory(e: unknown, limit: string | undefined, file: string): TickwiseError | undefined {
+  if (e instanceof TickwiseError && e.code === 'usage') return undefined; // a bound the user gave that DuckDB refused: said
+  for (let x = e, depth = 0; x instanceof Error && depth < 8; x = x.cause, depth++) {
+    const m = /Out of Memory Error: [^\n]*/.exec(x.message);
+    if (m === null) continue;
+    const bound = process.env['TICKWISE_IMPORT_MEMORY'] ? `TICKWISE_IMPORT_MEMORY=${process.env['TICKWISE_IMPORT_MEMORY']}` : `the import's bound${limit === undefined ? '' : ` (${limit})`}`;
+    return new TickwiseError('out-of-memory', `DuckDB ran out of memory under ${bound} (${m[0]}); set TICKWISE_IMPORT_MEMORY higher (e.g. 4GB) and import again`, { file, exitCode: 1, cause: e });
+  }
+  return undefined;
 }
 
 /**

@@ -1,7 +1,9 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Store } from '@tickwise/store';
+import { TickwiseError } from '@tickwise/time';
 import { importInput } from '../src/index';
 import { FIXTURES, ROOT, tmp } from './helpers';
 
@@ -92,5 +94,50 @@ describe("an import's memory bound is its own", () => {
     } finally {
       await store.close();
     }
+  });
+});
+
+describe('TICKWISE_IMPORT_MEMORY', () => {
+  const trace = INPUTS[0]!.path;
+  const failure = async (value: string) => {
+    vi.stubEnv('TICKWISE_IMPORT_MEMORY', value);
+    const store = await Store.open(':memory:');
+    try {
+      const e = await importInput(store, trace).then(() => undefined, (x: unknown) => x as TickwiseError);
+      return { e, rows: Number(await store.scalar('SELECT count(*) FROM host_events')) };
+    } finally {
+      await store.close();
+    }
+  };
+
+  it.skipIf(!existsSync(trace))('not a size, or one DuckDB cannot set: a usage error naming it', async () => {
+    for (const [value, says] of [['lots', /TICKWISE_IMPORT_MEMORY=lots: not a size/], ['-1GB', /not a size/], ['1KB', /TICKWISE_IMPORT_MEMORY=1KB: DuckDB cannot work under it/]] as const) {
+      const { e } = await failure(value);
+      expect(e, value).toBeInstanceOf(TickwiseError);
+      expect(e!.code).toBe('usage');
+      expect(e!.exitCode).toBe(2);
+      expect(e!.message).toMatch(says);
+    }
+  });
+
+  it.skipIf(!existsSync(trace))('too small for the trace: out of memory, said as such (exit code 1), nothing left in the store', async () => {
+    const { e, rows } = await failure('20MB');
+    expect(e).toBeInstanceOf(TickwiseError);
+    expect(e!.code).toBe('out-of-memory');
+    expect(e!.exitCode).toBe(1);
+    expect(e!.message).toMatch(/^DuckDB ran out of memory under TICKWISE_IMPORT_MEMORY=20MB \(Out of Memory Error: .*\); set TICKWISE_IMPORT_MEMORY higher/);
+    expect(e!.file).toMatch(/hta_nccl_data\.json\.gz$/);
+    expect(rows).toBe(0);
+  });
+
+  it.skipIf(!existsSync(trace))('CLI: the out-of-memory error is one line, exit code 1', () => {
+    const dir = tmp();
+    const r = spawnSync(join(ROOT, 'scripts/tickwise'), ['import', trace, '--db', join(dir, 'x.duckdb')], {
+      encoding: 'utf8', env: { ...process.env, TICKWISE_IMPORT_MEMORY: '20MB' },
+    });
+    expect(r.status).toBe(1);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/^tickwise: .*hta_nccl_data\.json\.gz: DuckDB ran out of memory under TICKWISE_IMPORT_MEMORY=20MB/);
+    expect(existsSync(join(dir, 'x.duckdb'))).toBe(false);
   });
 });
