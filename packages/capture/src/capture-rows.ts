@@ -1,3 +1,4 @@
+import { accessSync, constants as fsConstants, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,7 +51,7 @@ export async function setImportMemory(
   // in-memory store, ".tmp" in the working directory). Once per store: DuckDB refuses to set it again (even to
   // the same folder) once it has spilled there, and a caller's store that has spilled keeps its own
   if (!memorySet.has(store)) {
-    await store.run(`SET temp_directory = ${sqlString(join(tmpdir(), 'tickwise-duckdb-spill'))}`).catch((e: unknown) => {
+    await store.run(`SET temp_directory = ${sqlString(spillFolder())}`).catch((e: unknown) => {
       if (!(e instanceof QueryError && /temporary directory/i.test(e.message))) throw e;
     });
   }
@@ -64,6 +65,57 @@ export async function setImportMemory(
   }
   memorySet.set(store, limit);
 }
+/**
+ * A spill folder for one store, of its own: DuckDB names its spill files
+ * the same in every database (`duckdb_temp_storage_DEFAULT-0.tmp`, ...),
+ * and two databases spilling into one folder at once wrote over each other's
+ * files (two processes spilling 100 MB each into one folder both crashed,
+ * a segmentation fault, three times in three). `$TMPDIR/tickwise-duckdb-spill/<pid>-<n>`,
+ * made by DuckDB when it first spills and removed by it when the store closes;
+ * the folders of processes that are gone (killed while spilling), untouched
+ * for an hour, are removed the first time a process asks for one.
+ */
+export function spillFolder(): string {
+  let root = join(tmpdir(), 'tickwise-duckdb-spill');
+  try {
+    mkdirSync(root, { recursive: true });
+    accessSync(root, fsConstants.W_OK);
+  } catch {
+    // another user's: one of this user's own
+    root = join(tmpdir(), `tickwise-duckdb-spill-${process.getuid?.() ?? 'user'}`);
+    mkdirSync(root, { recursive: true });
+  }
+  if (!sweptSpill) {
+    sweptSpill = true;
+    sweepSpillFolders(root);
+  }
+  return join(root, `${process.pid}-${++spillFolders}`);
+}
+let spillFolders = 0;
+let sweptSpill = false;
+
+/** Removes the spill folders under `root` of processes that are gone, untouched for an hour ({@link spillFolder}). */
+export function sweepSpillFolders(root: string): void {
+  for (const name of readdirSync(root)) {
+    const pid = Number(/^(\d+)-\d+$/.exec(name)?.[1]);
+    if (!(pid > 0) || pid === process.pid || processAlive(pid)) continue;
+    // and untouched for an hour (a process of another pid namespace sharing the folder is not seen)
+    const at = join(root, name);
+    if (Date.now() - (statSync(at, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) < 3_600_000) continue;
+    rmSync(at, { recursive: true, force: true });
+  }
+}
+
+/** Whether process `pid` runs (one of another user's counts: it cannot be signalled, but it is there). */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** The memory_limit each store was last given by {@link setImportMemory} (only it sets one). */
 const memorySet = new WeakMap<Store, string>();
 /** The bound {@link setImportMemory} last set on `store` and did not give back ("700MB"), if any. */

@@ -1,10 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import { importInput } from '../src/index';
+import { spillFolder, sweepSpillFolders } from '../src/capture-rows';
 import { FIXTURES, ROOT, tmp } from './helpers';
 
 /**
@@ -139,5 +140,51 @@ describe('TICKWISE_IMPORT_MEMORY', () => {
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/^tickwise: .*hta_nccl_data\.json\.gz: DuckDB ran out of memory under TICKWISE_IMPORT_MEMORY=20MB/);
     expect(existsSync(join(dir, 'x.duckdb'))).toBe(false);
+  });
+});
+
+describe('the spill folder', () => {
+  it.skipIf(!existsSync(INPUTS[0]!.path))("is each store's own, made by DuckDB as it spills and removed when the store closes", { timeout: 120_000 }, async () => {
+    // two stores, each made to spill (a 4 M-row table over the import's bound): DuckDB names the files the same in
+    // every database, so one folder shared let two spilling databases write over each other's (see spillFolder)
+    const stores = [await Store.open(':memory:'), await Store.open(':memory:')];
+    const folders: string[] = [];
+    try {
+      for (const store of stores) {
+        vi.stubEnv('TICKWISE_IMPORT_MEMORY', '150MB');
+        await importInput(store, INPUTS[0]!.path, { keepImportMemory: true });
+        vi.unstubAllEnvs();
+        folders.push(String(await store.scalar(`SELECT current_setting('temp_directory')`)));
+        const sum = await callerTable(store, 4_000_000);
+        expect(Number(await store.scalar(`SELECT sum(temporary_storage_bytes) FROM duckdb_memory()`))).toBeGreaterThan(0);
+        expect(await checksum(store)).toBe(sum);
+        expect(readdirSync(folders.at(-1)!).some((f) => f.endsWith('.tmp'))).toBe(true);
+      }
+      expect(folders[0]).not.toBe(folders[1]);
+      for (const f of folders) expect(f).toMatch(new RegExp(`tickwise-duckdb-spill[^/]*/${process.pid}-\\d+$`));
+    } finally {
+      for (const store of stores) await store.close();
+    }
+    for (const f of folders) expect(existsSync(f)).toBe(false);
+  });
+
+  it("a gone process's folder, untouched for an hour, is removed; a live one's, or a recent one, is kept", () => {
+    const root = dirname(spillFolder());
+    // pids that are not running: past the largest pid Linux gives (2^22)
+    const dead = join(root, '4194399-1');
+    const recent = join(root, '4194398-1');
+    const live = join(root, `${process.ppid}-1`);
+    for (const d of [dead, recent, live]) mkdirSync(d, { recursive: true });
+    writeFileSync(join(dead, 'duckdb_temp_storage_DEFAULT-0.tmp'), 'x');
+    const old = new Date(Date.now() - 2 * 3_600_000);
+    for (const d of [dead, live]) utimesSync(d, old, old);
+    try {
+      sweepSpillFolders(root);
+      expect(existsSync(dead)).toBe(false);
+      expect(existsSync(recent)).toBe(true);
+      expect(existsSync(live)).toBe(true);
+    } finally {
+      for (const d of [dead, recent, live]) rmSync(d, { recursive: true, force: true });
+    }
   });
 });
