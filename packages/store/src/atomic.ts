@@ -179,6 +179,11 @@ function storeWriteError(e: unknown, dbPath: string): unknown {
   if (code === 'EACCES' || code === 'EPERM') {
     return new TickwiseError('store-write', 'cannot write beside the store: permission denied; the store is unchanged', { file: dbPath, cause: e });
   }
+  // the working copy beside the store (or its lock) removed while it was written: by another program, not a bug here
+  const path = (e as NodeJS.ErrnoException).path;
+  if (code === 'ENOENT' && typeof path === 'string' && path.startsWith(`${dbPath}.tickwise-`)) {
+    return new TickwiseError('store-write', `the store's working copy ${basename(path)} was removed while tickwise wrote it (by another program?); the store is unchanged`, { file: dbPath, cause: e });
+  }
   return e;
 }
 

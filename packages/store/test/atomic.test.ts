@@ -108,6 +108,22 @@ describe('withAtomicStore: one writer at a time', () => {
     const e2 = await addTable(dirDb, 'a', 1).then(() => null, (e: unknown) => e);
     expect((e2 as TickwiseError).message).toContain('not one');
   });
+
+  it('a working copy removed by another program while it is written: one clear error, the store as it was', async () => {
+    const db = join(work, 'vanish.duckdb');
+    await addTable(db, 'a', 10);
+    const e = await withAtomicStore(db, async (s) => {
+      await s.run('create table b as select range as i from range(5)');
+      // (`rm -f store*` in another shell: the open copy and its log unlinked)
+      for (const f of readdirSync(work).filter((n) => n.startsWith('vanish.duckdb.tickwise-tmp-'))) rmSync(join(work, f));
+    }).then(() => null, (x: unknown) => x);
+    expect(e).toBeInstanceOf(TickwiseError);
+    expect((e as TickwiseError).code).toBe('store-write');
+    expect((e as TickwiseError).message).toMatch(/^the store's working copy vanish\.duckdb\.tickwise-tmp-\d+ was removed while tickwise wrote it .*; the store is unchanged$/);
+    expect((e as TickwiseError).file).toBe(db);
+    expect(await rowCount(db, 'a')).toBe(10n);
+    expect(readdirSync(work).filter((n) => n.startsWith('vanish.duckdb.'))).toEqual([]);
+  });
 });
 
 /** A small tmpfs (root only); null where it cannot be made here. */
