@@ -682,6 +682,31 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
       // TICKWISE_CHROME_CAT_LOOKUP=0 judges every span (to compare; the rows are the same)
       const lookUp = cats.length <= MAX_LOOKED_UP_CATS && process.env['TICKWISE_CHROME_CAT_LOOKUP'] !== '0';
       const catClass = lookUp ? `CASE lcat ${cats.map((c) => `WHEN ${sqlString(c.lcat)} THEN '${c.cls}'`).join(' ')} END` : CAT_CLASS;
+      // B events of a host category with their E go to host_events straight from the stage and its pairs, not
+      // through the span table (a B/E trace: ~1M spans copied whole into it, their args among them, then read back:
+      // 0.7 s and ~100 MB). Only those whose row is plain: a time, an end not before it, both within BIGINT after the
+      // shift (no diagnostic of the span table's can be theirs); the others, and every X, take the span table.
+      // TICKWISE_CHROME_DIRECT_B=0 sends them all through it, to compare (the rows are the same)
+      // (a host category, or one whose class is the process's, 'device', on a process that is no device's)
+      const catsOf = (cls: string) => (lookUp ? cats.filter((c) => c.cls === cls).map((c) => sqlString(c.lcat)) : []);
+      const hostCats = catsOf('host');
+      const deviceCats = catsOf('device');
+      const directB = hostCats.length + deviceCats.length > 0 && process.env['TICKWISE_CHROME_DIRECT_B'] !== '0'
+        && Number(await store.scalar('SELECT count(*) FROM tw_ct_pair')) > 0;
+      // which ones, over a B's staged ts (HUGEINT ns), its pair's e_ns and its process's kind (`pr`, tw_ct_proc)
+      const inCats = (list: string[]) => (list.length === 0 ? 'false' : `lower(coalesce(c.cat, '')) IN (${list.join(', ')})`);
+      const direct = (ts: string, te: string) => `(${inCats(hostCats)} OR (${inCats(deviceCats)} AND pr.pkind IS NULL))
+        AND ${te} >= ${ts} AND ${ns(ts)} IS NOT NULL AND ${ns(te)} IS NOT NULL`;
+      let directRows = 0;
+      if (directB) {
+        directRows = Number(await store.scalar(`INSERT INTO host_events
+          SELECT ${captureId}, NULL, NULL, 'slice', cat, name, TRY_CAST(json_extract_string(args, '$.correlation') AS UBIGINT), NULL, NULL, NULL,
+            TRY_CAST(tid AS BIGINT), s_ns, e_ns, e_ns - s_ns, '${timeSource}', true, ${HOST_ARGS}, _line
+          FROM (SELECT *, ${ns('ts')} AS s_ns, ${ns('te')} AS e_ns FROM (
+            SELECT c.*, ${nsText.of('c._ts')} AS ts, p.e_ns AS te FROM tw_ct c JOIN tw_ct_pair p ON p.b_rec = c.rec WHERE c.ph = 'B') c
+            LEFT JOIN tw_ct_proc pr ON pr.pid IS NOT DISTINCT FROM c.pid
+            WHERE ${direct('ts', 'te')})`));
+      }
       await store.run(`CREATE OR REPLACE TABLE ${SHARED}.tw_ct_span AS SELECT * EXCLUDE (cc),
           CASE WHEN cc = 'device' THEN CASE WHEN pkind IS NOT NULL THEN 'kernel' ELSE 'host' END ELSE cc END AS class FROM (
         SELECT line, ph, pid, tid, name, cat, args, ax, ts, ${cats.length === 0 ? "'host'" : catClass} AS cc,
@@ -695,7 +720,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
             ${nsText.of('c._ts')} AS ts, ${nsText.of('c._dur')} AS dur, p.e_ns, p.b_rec,
             pr.pkind, coalesce(pr.plabels, pr.pname) AS pname, pr.dpname, lower(coalesce(c.cat, '')) AS lcat
           FROM tw_ct c LEFT JOIN tw_ct_pair p ON p.b_rec = c.rec LEFT JOIN tw_ct_proc pr ON pr.pid IS NOT DISTINCT FROM c.pid
-          WHERE c.ph IN ('X', 'B')))`);
+          WHERE c.ph IN ('X', 'B')${directB ? ` AND NOT coalesce(c.ph = 'B' AND ${direct(nsText.of('c._ts'), 'p.e_ns')}, false)` : ''}))`);
       // the span table holds every X and B event: when the stage's other events (instants, counters, metadata, E's,
       // events without ph) are few, they are kept with their index and the stage is dropped before the final inserts,
       // which held both (the staged events are ~126 MB in DuckDB for a 174 MB Kineto trace, 99% spans). When they are
@@ -708,7 +733,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
           (SELECT count(*) FILTER (WHERE ph = 'E') FROM tw_ct)::BIGINT AS ends, (SELECT count(*) FROM tw_ct_pair)::BIGINT AS paired`))[0]!;
       const unmatchedEnd = ends === pairedEnds ? 'false' : `(ph = 'E' AND rec NOT IN (SELECT e_rec FROM tw_ct_pair))`;
       const rest = `SELECT * FROM tw_ct WHERE ph IS NULL OR ph NOT IN ('X', 'B')`;
-      if (process.env['TICKWISE_CHROME_KEEP_STAGE'] !== '1' && staged - spanned <= staged * REST_TO_DROP) {
+      if (process.env['TICKWISE_CHROME_KEEP_STAGE'] !== '1' && staged - spanned - directRows <= staged * REST_TO_DROP) {
         await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_rest AS ${rest}`);
         await store.run('DROP TABLE tw_ct');
       } else await store.run(`CREATE OR REPLACE TEMP VIEW tw_ct_rest AS ${rest}`);
@@ -764,7 +789,8 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
         `SELECT count(*) FILTER (WHERE class = 'kernel')::INTEGER AS kernels, count(*) FILTER (WHERE class <> 'kernel')::INTEGER AS host FROM ${SHARED}.tw_ct_span`))[0]!;
       const late = !streamOn || process.env['TICKWISE_CHROME_ROUTED_LATE'] === '1' ? routed : null;
       const laneB = spans.kernels + (late?.records ?? 0);
-      await twoLanes(store, Math.min(laneB, spans.host) >= 0.5 * Math.max(laneB, spans.host) && Math.max(laneB, spans.host) >= LANE_MIN_ROWS, async (a) => {
+      const hostRows = spans.host + directRows; // (the direct B's, written: the lanes weighed as before them)
+      await twoLanes(store, Math.min(laneB, hostRows) >= 0.5 * Math.max(laneB, hostRows) && Math.max(laneB, hostRows) >= LANE_MIN_ROWS, async (a) => {
         // not sorted by line: the span table's LEFT JOINs leave a few rows of a chunk late (18 of 332k in a 174 MB
         // Kineto trace), and sorting these wide rows cost 2.5 s and 280 MB more RSS on a 1 GB trace
         await a.run(`INSERT INTO host_events
