@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QueryError, sqlString, type DeviceKind, type Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
-import { firstInvalidUtf8Line, processTempDir } from './source-file';
+import { firstInvalidUtf8Line, processAlive, processTempDir } from './source-file';
 import type { Diagnostic } from './readers/ireeperf-jsonl';
 
 /**
@@ -106,15 +106,6 @@ export function sweepSpillFolders(root: string): void {
   }
 }
 
-/** Whether process `pid` runs (one of another user's counts: it cannot be signalled, but it is there). */
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** The memory_limit each store was last given by {@link setImportMemory} (only it sets one). */
 const memorySet = new WeakMap<Store, string>();

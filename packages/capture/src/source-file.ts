@@ -181,7 +181,8 @@ async function sweepStaleTempDirs(): Promise<void> {
   }
 }
 
-function processAlive(pid: number): boolean {
+/** Whether process `pid` runs (one of another user's counts: it cannot be signalled, but it is there). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
