@@ -76,14 +76,23 @@ export async function setImportMemory(
  * for an hour, are removed the first time a process asks for one.
  */
 export function spillFolder(): string {
-  let root = join(tmpdir(), 'tickwise-duckdb-spill');
+  // (in $TMPDIR as it is: a TMPDIR that does not exist is not made, its error is said as such: readerFailure)
+  const made = (dir: string) => {
+    try {
+      mkdirSync(dir);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+    accessSync(dir, fsConstants.W_OK);
+    return dir;
+  };
+  let root: string;
   try {
-    mkdirSync(root, { recursive: true });
-    accessSync(root, fsConstants.W_OK);
-  } catch {
+    root = made(join(tmpdir(), 'tickwise-duckdb-spill'));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EACCES') throw e;
     // another user's: one of this user's own
-    root = join(tmpdir(), `tickwise-duckdb-spill-${process.getuid?.() ?? 'user'}`);
-    mkdirSync(root, { recursive: true });
+    root = made(join(tmpdir(), `tickwise-duckdb-spill-${process.getuid?.() ?? 'user'}`));
   }
   if (!sweptSpill) {
     sweptSpill = true;

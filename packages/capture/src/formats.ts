@@ -1,4 +1,6 @@
 import { stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname } from 'node:path';
 import { TickwiseError } from '@tickwise/time';
 import { TABLE_NAMES, tableColumns, type Store } from '@tickwise/store';
 import { FORMAT_NAMES, isFormatName, type FormatName } from './format-names';
@@ -222,6 +224,11 @@ export function readerFailure(e: unknown, format: string, file: string): unknown
   if (!(e instanceof Error)) return e;
   const code = (e as NodeJS.ErrnoException).code;
   if (code === 'ENOSPC') return new TickwiseError('no-space', 'no room on the disk for the import\'s temporary files', { file, cause: e });
+  // the temporary folder itself missing or not writable ($TMPDIR): the machine's setting, said as such
+  const at = (e as NodeJS.ErrnoException).path;
+  if ((code === 'ENOENT' || code === 'EACCES' || code === 'EROFS' || code === 'ENOTDIR') && typeof at === 'string' && dirname(at) === tmpdir()) {
+    return new TickwiseError('no-temp', `cannot make the import's temporary files in ${tmpdir()} (${code}): set TMPDIR to a folder tickwise can write`, { file, cause: e });
+  }
   // zlib's errors (Z_DATA_ERROR, Z_BUF_ERROR): a damaged or cut-off .gz
   if (typeof code === 'string' && code.startsWith('Z_')) {
     return new TickwiseError('bad-compression', `the gzip data is damaged or cut off (${e.message}): nothing was imported from it`, { file, cause: e });

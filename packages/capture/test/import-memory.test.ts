@@ -188,3 +188,20 @@ describe('the spill folder', () => {
     }
   });
 });
+
+describe('TMPDIR', () => {
+  it.skipIf(!existsSync(INPUTS[0]!.path) || !existsSync(INPUTS[2]!.path))('missing or not a folder: one clear error naming it (exit code 2), and nothing made there', () => {
+    const dir = tmp();
+    const file = join(dir, 'a-file');
+    writeFileSync(file, 'x');
+    for (const [tmpDir, code] of [[join(dir, 'no', 'such'), 'ENOENT'], [file, 'ENOTDIR']] as const) {
+      for (const input of [INPUTS[0]!.path, INPUTS[2]!.path]) {
+        const r = spawnSync(join(ROOT, 'scripts/tickwise'), ['import', input, '--db', join(dir, 'x.duckdb')], { encoding: 'utf8', env: { ...process.env, TMPDIR: tmpDir } });
+        expect(r.status, `${tmpDir} ${input}`).toBe(2);
+        expect(r.stderr.trim().split('\n')).toHaveLength(1);
+        expect(r.stderr).toContain(`cannot make the import's temporary files in ${tmpDir} (${code}): set TMPDIR to a folder tickwise can write`);
+      }
+    }
+    expect(existsSync(join(dir, 'no'))).toBe(false);
+  });
+});
