@@ -7,14 +7,15 @@ import { nativeScanner } from '../src/json-records-native';
 import { tmp } from './helpers';
 
 /**
- * A B/E trace's host spans: the paired B events of a host category (or of
- * a category the process decides, on a process that is no device's) are
- * written straight from the stage and its pairs, the others through the
- * span table (TICKWISE_CHROME_DIRECT_B=0 sends all of them through it).
+ * A trace's paired B events of a host category (or of a category the
+ * process decides, on a process that is no device's) are written straight
+ * from the stage and their pairs, the others and the X events through the
+ * span table (TICKWISE_CHROME_DIRECT=0 sends all of them through it).
  * Both give the same store, whichever scanner paired the events (the native
  * one as it scans, or the SQL), with every case of the span table's own
  * in the trace: unmatched B and E, a B without ts, nested B's of one time,
- * B/E on a GPU process (kernels), zero-length spans, a base time that puts
+ * B/E and X on a GPU process (kernels), zero-length spans, X without dur
+ * or ending before it starts, a fraction of a ns, a base time that puts
  * some of the spans beyond int64 ns.
  */
 
@@ -41,7 +42,12 @@ function beginEndTrace(n: number, baseNs: string | null): string {
     if (rnd() < 0.04) continue; // a B without its E
     ev.push({ ph: 'E', pid, tid, ts: t + 3 + Math.floor(rnd() * 5) });
     if (rnd() < 0.02) ev.push({ ph: 'E', pid, tid, ts: t + 9 }); // an E without a B
-    if (rnd() < 0.2) ev.push({ ph: 'X', name: 'x', cat: 'cpu_op', pid, tid, ts: t + 4, dur: 1 });
+    if (rnd() < 0.4) {
+      // X events too, of every category: some without dur, some ending before they start, some of a fraction of a ns
+      const x: Record<string, unknown> = { ph: 'X', name: 'x', cat: cats[Math.floor(rnd() * cats.length)], pid, tid, ts: t + 4, dur: rnd() < 0.1 ? -1 : rnd() < 0.1 ? 0.0001 : 1, ...(args ? { args } : {}) };
+      if (rnd() < 0.05) delete x['dur'];
+      ev.push(x);
+    }
   }
   return `{"traceEvents":[\n${ev.map((e) => JSON.stringify(e)).join(',\n')}]${baseNs === null ? '' : `,"baseTimeNanoseconds":${baseNs}`}}`;
 }
@@ -68,7 +74,7 @@ describe('B/E host spans straight from the stage', () => {
       for (const scanner of scanners) {
         for (const direct of ['1', '0']) {
           vi.stubEnv('TICKWISE_JSONSCAN', scanner);
-          vi.stubEnv('TICKWISE_CHROME_DIRECT_B', direct);
+          vi.stubEnv('TICKWISE_CHROME_DIRECT', direct);
           const store = await Store.open(':memory:');
           try {
             await importInput(store, file);

@@ -682,28 +682,29 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
       // TICKWISE_CHROME_CAT_LOOKUP=0 judges every span (to compare; the rows are the same)
       const lookUp = cats.length <= MAX_LOOKED_UP_CATS && process.env['TICKWISE_CHROME_CAT_LOOKUP'] !== '0';
       const catClass = lookUp ? `CASE lcat ${cats.map((c) => `WHEN ${sqlString(c.lcat)} THEN '${c.cls}'`).join(' ')} END` : CAT_CLASS;
-      // B events of a host category with their E go to host_events straight from the stage and its pairs, not
-      // through the span table (a B/E trace: ~1M spans copied whole into it, their args among them, then read back:
-      // 0.7 s and ~100 MB). Only those whose row is plain: a time, an end not before it, both within BIGINT after the
-      // shift (no diagnostic of the span table's can be theirs); the others, and every X, take the span table.
-      // TICKWISE_CHROME_DIRECT_B=0 sends them all through it, to compare (the rows are the same)
-      // (a host category, or one whose class is the process's, 'device', on a process that is no device's)
+      // Paired B events go to host_events straight from the stage and their pairs, not through the span table, when
+      // of a host category, or of one whose class is the process's ('device') on a process that is no device's. A
+      // B/E trace: ~1M spans were copied whole into the span table, args and all, then read back (0.7 s, ~100 MB).
+      // Only those whose row is plain: an end not before the start, both within BIGINT after the shift (no
+      // diagnostic of the span table's can be theirs); the others, and every X, take the span table. They are stored
+      // first, in file order, then the span table's host spans (X events among them, which stay one run in file
+      // order). TICKWISE_CHROME_DIRECT=0 sends them all through the span table, to compare (the rows are the same)
       const catsOf = (cls: string) => (lookUp ? cats.filter((c) => c.cls === cls).map((c) => sqlString(c.lcat)) : []);
       const hostCats = catsOf('host');
       const deviceCats = catsOf('device');
-      const directB = hostCats.length + deviceCats.length > 0 && process.env['TICKWISE_CHROME_DIRECT_B'] !== '0'
-        && Number(await store.scalar('SELECT count(*) FROM tw_ct_pair')) > 0;
-      // which ones, over a B's staged ts (HUGEINT ns), its pair's e_ns and its process's kind (`pr`, tw_ct_proc)
+      const directOn = hostCats.length + deviceCats.length > 0 && process.env['TICKWISE_CHROME_DIRECT'] !== '0';
+      // which ones, over a B's start and end (HUGEINT ns: its staged ts, its pair's e_ns) and its process's kind
+      // (`pr`, tw_ct_proc)
       const inCats = (list: string[]) => (list.length === 0 ? 'false' : `lower(coalesce(c.cat, '')) IN (${list.join(', ')})`);
       const direct = (ts: string, te: string) => `(${inCats(hostCats)} OR (${inCats(deviceCats)} AND pr.pkind IS NULL))
         AND ${te} >= ${ts} AND ${ns(ts)} IS NOT NULL AND ${ns(te)} IS NOT NULL`;
       let directRows = 0;
-      if (directB) {
+      if (directOn) {
         directRows = Number(await store.scalar(`INSERT INTO host_events
           SELECT ${captureId}, NULL, NULL, 'slice', cat, name, TRY_CAST(json_extract_string(args, '$.correlation') AS UBIGINT), NULL, NULL, NULL,
             TRY_CAST(tid AS BIGINT), s_ns, e_ns, e_ns - s_ns, '${timeSource}', true, ${HOST_ARGS}, _line
           FROM (SELECT *, ${ns('ts')} AS s_ns, ${ns('te')} AS e_ns FROM (
-            SELECT c.*, ${nsText.of('c._ts')} AS ts, p.e_ns AS te FROM tw_ct c JOIN tw_ct_pair p ON p.b_rec = c.rec WHERE c.ph = 'B') c
+              SELECT c.*, ${nsText.of('c._ts')} AS ts, p.e_ns AS te FROM tw_ct c JOIN tw_ct_pair p ON p.b_rec = c.rec WHERE c.ph = 'B') c
             LEFT JOIN tw_ct_proc pr ON pr.pid IS NOT DISTINCT FROM c.pid
             WHERE ${direct('ts', 'te')})`));
       }
@@ -720,7 +721,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
             ${nsText.of('c._ts')} AS ts, ${nsText.of('c._dur')} AS dur, p.e_ns, p.b_rec,
             pr.pkind, coalesce(pr.plabels, pr.pname) AS pname, pr.dpname, lower(coalesce(c.cat, '')) AS lcat
           FROM tw_ct c LEFT JOIN tw_ct_pair p ON p.b_rec = c.rec LEFT JOIN tw_ct_proc pr ON pr.pid IS NOT DISTINCT FROM c.pid
-          WHERE c.ph IN ('X', 'B')${directB ? ` AND NOT coalesce(c.ph = 'B' AND ${direct(nsText.of('c._ts'), 'p.e_ns')}, false)` : ''}))`);
+          WHERE c.ph IN ('X', 'B')${directOn ? ` AND NOT coalesce(c.ph = 'B' AND ${direct(nsText.of('c._ts'), 'p.e_ns')}, false)` : ''}))`);
       // the span table holds every X and B event: when the stage's other events (instants, counters, metadata, E's,
       // events without ph) are few, they are kept with their index and the stage is dropped before the final inserts,
       // which held both (the staged events are ~126 MB in DuckDB for a 174 MB Kineto trace, 99% spans). When they are
