@@ -115,7 +115,6 @@ export function sweepSpillFolders(root: string): void {
   }
 }
 
-
 /** The memory_limit each store was last given by {@link setImportMemory} (only it sets one). */
 const memorySet = new WeakMap<Store, string>();
 /** The bound {@link setImportMemory} last set on `store` and did not give back ("700MB"), if any. */

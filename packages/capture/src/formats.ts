@@ -146,7 +146,8 @@ export async function importInputNow(store: Store, input: string, opts: ImportOp
       await discardCapture(store, captureId).catch(() => undefined);
       throw outOfMemory(e, importMemoryInForce(store), src.displayPath) ?? readerFailure(e, format, src.displayPath);
     } finally {
-      await endImportMemory();
+      // (a store the failure left unusable refuses it: the import's own error is the one to tell)
+      await endImportMemory().catch(() => undefined);
     }
   } finally {
     await src.cleanup();
