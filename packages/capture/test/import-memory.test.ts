@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -204,4 +204,32 @@ describe('TMPDIR', () => {
     }
     expect(existsSync(join(dir, 'no'))).toBe(false);
   });
+
+  it.skipIf(!existsSync(INPUTS[0]!.path) || !canMount())('full: one clear error naming it (exit code 2), not "cannot read the file"', () => {
+    const dir = tmp();
+    const full = join(dir, 'tmp');
+    mkdirSync(full);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', full]);
+    try {
+      const r = spawnSync(join(ROOT, 'scripts/tickwise'), ['import', INPUTS[0]!.path, '--db', join(dir, 'x.duckdb')], { encoding: 'utf8', env: { ...process.env, TMPDIR: full } });
+      expect(r.status).toBe(2);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).toContain(`hta_nccl_data.json.gz: no room in ${full} for the import's temporary files (ENOSPC;`);
+      expect(existsSync(join(dir, 'x.duckdb'))).toBe(false);
+    } finally {
+      spawnSync('umount', [full]);
+    }
+  });
 });
+
+/** Whether a tmpfs can be mounted here (root only). */
+function canMount(): boolean {
+  const dir = tmp();
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', dir], { stdio: 'ignore' });
+    spawnSync('umount', [dir]);
+    return true;
+  } catch {
+    return false;
+  }
+}
