@@ -103,9 +103,17 @@ const HOST_EVENT_NULLS = ['command_buffer_id', 'command_index', 'line'] as const
  * row objects as they are: no positional copy of each row);
  * `insert()` then adds them to the table in one `INSERT ... SELECT` that
  * writes capture_id and the columns no recorder row sets as constants
- * (DuckDB checks the table's constraints there).
+ * (DuckDB checks the table's constraints there). A text column is staged as
+ * a number, each text's first-seen rank, and read back by its position in
+ * the list of texts (a recorder capture's kernel names, ops and time
+ * sources are a few texts repeated: the appender encoded every copy, 870k
+ * of them for 144k dispatches; a list lookup keeps the rows' order, which
+ * a join need not).
  */
 class Staging {
+  /** Per text column (its index among `varying`), its texts by first-seen rank (1-based: the key is the rank). */
+  private readonly texts = new Map<number, Map<string, number>>();
+
   private constructor(
     private readonly store: Store,
     private readonly table: TableName,
@@ -113,28 +121,55 @@ class Staging {
     private readonly columns: readonly string[],
     private readonly varying: readonly string[],
     private readonly constants: ReadonlyMap<string, string>,
-  ) {}
+    textColumns: readonly string[],
+  ) {
+    for (const c of textColumns) this.texts.set(varying.indexOf(c), new Map());
+  }
 
   static async create(store: Store, table: TableName, captureId: number, nulls: readonly string[]): Promise<Staging> {
-    const columns = tableColumns(table).map((c) => c.name);
+    const info = tableColumns(table);
+    const columns = info.map((c) => c.name);
     const constants = new Map<string, string>([['capture_id', String(captureId)], ...nulls.map((c) => [c, 'NULL'] as [string, string])]);
     const varying = columns.filter((c) => !constants.has(c));
+    const textColumns = info.filter((c) => c.type === 'VARCHAR' && !constants.has(c.name)).map((c) => c.name);
     const name = `tw_recorder_${table}`;
-    await store.run(`CREATE OR REPLACE TEMP TABLE ${name} AS SELECT ${varying.join(', ')} FROM ${table} LIMIT 0`);
-    return new Staging(store, table, name, columns, varying, constants);
+    await store.run(`CREATE OR REPLACE TEMP TABLE ${name} AS SELECT ${varying.map((c) => (textColumns.includes(c) ? `NULL::INTEGER AS ${c}` : c)).join(', ')} FROM ${table} LIMIT 0`);
+    return new Staging(store, table, name, columns, varying, constants, textColumns);
   }
 
   async add(rows: readonly object[]): Promise<void> {
-    if (rows.length) await this.store.appendTempObjects(this.name, this.varying, rows);
+    if (rows.length === 0) return;
+    const transforms = this.varying.map((c, i) => {
+      const keys = this.texts.get(i);
+      if (keys === undefined) return undefined;
+      return (v: unknown) => {
+        if (v === null || v === undefined) return null;
+        if (typeof v !== 'string') throw new Error(`internal: ${this.table}.${c} is a ${typeof v}, not a text`);
+        let k = keys.get(v);
+        if (k === undefined) keys.set(v, (k = keys.size + 1));
+        return k;
+      };
+    });
+    await this.store.appendTempObjects(this.name, this.varying, rows, transforms);
   }
 
   async insert(): Promise<void> {
-    const select = this.columns.map((c) => (this.constants.has(c) ? `${this.constants.get(c)} AS ${c}` : c));
+    const lists = `${this.name}_texts`;
+    await this.store.run(`CREATE OR REPLACE TEMP TABLE ${lists} (col INTEGER, k INTEGER, v VARCHAR)`);
+    const rows: unknown[][] = [];
+    for (const [i, keys] of this.texts) for (const [v, k] of keys) rows.push([i, k, v]);
+    await this.store.appendTemp(lists, rows);
+    const select = this.columns.map((c) => {
+      const i = this.varying.indexOf(c);
+      if (this.constants.has(c)) return `${this.constants.get(c)} AS ${c}`;
+      return this.texts.has(i) ? `(SELECT list(v ORDER BY k) FROM ${lists} WHERE col = ${i})[${c}] AS ${c}` : c;
+    });
     await this.store.run(`INSERT INTO ${this.table} (${this.columns.join(', ')}) SELECT ${select.join(', ')} FROM ${this.name}`);
   }
 
   async drop(): Promise<void> {
     await this.store.run(`DROP TABLE IF EXISTS ${this.name}`);
+    await this.store.run(`DROP TABLE IF EXISTS ${this.name}_texts`);
   }
 }
 
