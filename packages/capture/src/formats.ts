@@ -224,7 +224,10 @@ export function readerFailure(e: unknown, format: string, file: string): unknown
   if (e instanceof TickwiseError) return e;
   if (!(e instanceof Error)) return e;
   const code = (e as NodeJS.ErrnoException).code;
-  if (code === 'ENOSPC') return new TickwiseError('no-space', 'no room on the disk for the import\'s temporary files', { file, cause: e });
+  // the import's temporary files (staged records, parts, the scanner's output) filled their folder
+  if (code === 'ENOSPC' || code === 'EDQUOT') {
+    return new TickwiseError('no-space', `no room in ${tmpdir()} for the import's temporary files (${code}; they take about the input's size): free some, or set TMPDIR to a larger folder`, { file, cause: e });
+  }
   // the temporary folder itself missing or not writable ($TMPDIR): the machine's setting, said as such
   const at = (e as NodeJS.ErrnoException).path;
   if ((code === 'ENOENT' || code === 'EACCES' || code === 'EROFS' || code === 'ENOTDIR') && typeof at === 'string' && dirname(at) === tmpdir()) {

@@ -1,6 +1,5 @@
 import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { tmpdir } from 'node:os';
 import { dirname } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { TickwiseError } from '@tickwise/time';
@@ -977,10 +976,8 @@ async function scanJs(src: SourceFile, opts: ScanOptions, maxRecord: number): Pr
     scanner.destroy();
     if (e instanceof TickwiseError) throw e;
     const err = e as NodeJS.ErrnoException;
-    // writing the staged records failed: the temporary folder's room, not the input
-    if (err.code === 'ENOSPC' || err.code === 'EDQUOT') {
-      throw new TickwiseError('no-space', `no room in ${tmpdir()} for the import's temporary files (${err.code}; they take about the input's size): free some, or set TMPDIR to a larger folder`, { file, cause: e });
-    }
+    // writing the staged records failed: the temporary folder's room, not the input (readerFailure says so)
+    if (err.code === 'ENOSPC' || err.code === 'EDQUOT') throw e;
     throw new TickwiseError('unreadable-input', traceMessages.unreadable(err.code === 'Z_DATA_ERROR' || err.code === 'Z_BUF_ERROR' ? 'corrupt gzip data' : err.message), { file, line: scanner.line, cause: e });
   }
 }
