@@ -67,7 +67,9 @@ const rows = [
   row('tickwise ceiling (numbers)', ['ceiling', '--gpu-group-ms', '0.40', '--npu-tile-ms', '6.0', '--rows', '8192'], 'node -e 0', NODE, null),
   row('tickwise kernels store', ['kernels', db], 'minimal DuckDB script', MINIMAL, 1.5),
   row('tickwise gaps store', ['gaps', db, '--min-gap', '200us'], 'minimal DuckDB script', MINIMAL, 1.5),
-  row('tickwise provenance --help', ['provenance', '--help'], 'node -e 0', NODE, null),
+  // a verb's own help: rendered at build time like the verb list (TICKWISE_NO_STATIC_HELP=1: laid out by the CLI, which loads the verb)
+  row('tickwise import --help', ['import', '--help'], 'node -e 0', NODE, 2),
+  row('tickwise import --help (laid out)', ['import', '--help'], 'node -e 0', NODE, null, { TICKWISE_NO_STATIC_HELP: '1' }),
   row('tickwise --help (from source, tsx)', ['--help'], 'node -e 0', NODE, null, { TICKWISE_FROM_SOURCE: '1' }),
 ];
 console.log(`start-up, whole processes, median of ${runs} (wall ms)`);

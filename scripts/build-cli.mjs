@@ -104,22 +104,27 @@ export default function stringWidth(s, options) {
 const HELP_WIDTHS = [80, 100, 110];
 
 /**
- * The entry: `tickwise --help` prints the verb list rendered at build time
- * (help-<width>.txt) and `tickwise --version` the version, without loading
- * the CLI (yargs and the verb table are most of its start-up); every other
- * call imports the build's main.mjs. `TICKWISE_NO_STATIC_HELP=1` lays the
- * help out through the CLI (a test compares the two).
+ * The entry: `tickwise --help` (the verb list) and `tickwise <verb> --help`
+ * print the texts rendered at build time (help-<width>.json: the verb's name
+ * to its text, "" for the verb list) and `tickwise --version` the version,
+ * without loading the CLI (yargs, the verb table and the verb's module are
+ * most of its start-up); every other call imports the build's main.mjs.
+ * `TICKWISE_NO_STATIC_HELP=1` lays the help out through the CLI (a test
+ * compares the two).
  */
 function entry(id, version) {
   return `#!/usr/bin/env node
 // the newest build of the tickwise CLI (scripts/build-cli.mjs)
 import { readFileSync } from 'node:fs';
 let help;
-if (process.argv[2] === '--version' || process.argv[2] === '-V') help = ${JSON.stringify(`tickwise ${version}
+const args = process.argv.slice(2);
+if (args[0] === '--version' || args[0] === '-V') help = ${JSON.stringify(`tickwise ${version}
 `)};
-else if (process.argv.length === 3 && process.argv[2] === '--help' && !process.env.TICKWISE_NO_STATIC_HELP) {
+else if (args.at(-1) === '--help' && args.length <= 2 && !process.env.TICKWISE_NO_STATIC_HELP) {
   try {
-    help = readFileSync(new URL(\`./${id}/help-\${Math.min(110, process.stdout.columns || 100)}.txt\`, import.meta.url), 'utf8');
+    const texts = JSON.parse(readFileSync(new URL(\`./${id}/help-\${Math.min(110, process.stdout.columns || 100)}.json\`, import.meta.url), 'utf8'));
+    const verb = args.length === 2 ? args[0] : '';
+    if (Object.hasOwn(texts, verb)) help = texts[verb];
   } catch {
     // not rendered at this width: the CLI lays it out
   }
@@ -162,10 +167,12 @@ export async function build({ outFile = out, portable = false } = {}) {
     renameSync(`${dest}.tmp-${process.pid}`, dest);
     writeFileSync(join(outDir, 'vendor', `${name}.version`), pkgVersion + '\n');
   }
-  // `tickwise --help` (the verb list) rendered once here, by the CLI itself, at the widths it lays help out at
+  // every help text (`tickwise --help`, `tickwise <verb> --help`) rendered once here, by the CLI itself, at the
+  // widths it lays help out at (one process, each verb loaded once)
+  const r = spawnSync(process.execPath, [join(outDir, 'main.mjs')], { encoding: 'utf8', env: { ...process.env, TICKWISE_BUILD_HELP_WIDTHS: HELP_WIDTHS.join(',') } });
+  const rendered = r.status === 0 ? JSON.parse(r.stdout) : {};
   for (const width of HELP_WIDTHS) {
-    const r = spawnSync(process.execPath, ['--import', `data:text/javascript,Object.defineProperty(process.stdout,"columns",{value:${width}})`, join(outDir, 'main.mjs'), '--help'], { encoding: 'utf8' });
-    if (r.status === 0 && r.stdout.startsWith('tickwise ')) writeFileSync(join(outDir, `help-${width}.txt`), r.stdout);
+    if (rendered[width]?.[''] !== undefined) writeFileSync(join(outDir, `help-${width}.json`), JSON.stringify(rendered[width]));
   }
   const tmp = `${outFile}.tmp-${process.pid}`;
   writeFileSync(tmp, entry(id, version), { mode: 0o755 });

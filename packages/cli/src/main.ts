@@ -16,7 +16,7 @@ import { cliVersion } from './version';
  * (with what it needs: DuckDB, readers, chart libraries); the others are
  * registered by name and description, enough for `--help` and suggestions.
  */
-export async function main(argv: string[]): Promise<number> {
+export async function main(argv: string[], opts: { exitProcess?: boolean } = {}): Promise<number> {
   try {
     // yargs drops a bare '-': pass stdin through as a name it keeps
     if (argv.includes('-')) {
@@ -38,6 +38,7 @@ export async function main(argv: string[]): Promise<number> {
       .demandCommand(1, 'name a verb: tickwise --help lists them')
       .help()
       .version(false)
+      .exitProcess(opts.exitProcess ?? true)
       .option('version', { type: 'boolean', describe: 'print the version and exit' })
       .wrap(Math.min(110, process.stdout.columns || 100))
       .fail((msg, err) => {
@@ -217,5 +218,43 @@ function reportError(e: unknown): number {
   return 70;
 }
 
-const code = await main(hideBin(process.argv));
-process.exitCode = code;
+/**
+ * Every help text the CLI prints (`tickwise --help` under "", and each verb's
+ * `tickwise <verb> --help`), laid out at each of `widths` columns, as the CLI
+ * lays them out: the build renders them once (scripts/build-cli.mjs) so that
+ * asking for help loads neither yargs nor the verb.
+ */
+export async function renderHelp(widths: readonly number[]): Promise<Record<string, Record<string, string>>> {
+  const write = process.stdout.write;
+  const columns = Object.getOwnPropertyDescriptor(process.stdout, 'columns');
+  const out: Record<string, Record<string, string>> = {};
+  try {
+    for (const width of widths) {
+      Object.defineProperty(process.stdout, 'columns', { value: width, configurable: true });
+      const texts: Record<string, string> = {};
+      for (const verb of ['', ...VERBS.map((v) => v.name)]) {
+        let text = '';
+        process.stdout.write = ((chunk: string | Uint8Array) => {
+          text += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+          return true;
+        }) as typeof process.stdout.write;
+        const rc = await main(verb === '' ? ['--help'] : [verb, '--help'], { exitProcess: false });
+        process.stdout.write = write;
+        if (rc === 0 && text.startsWith('tickwise ')) texts[verb] = text;
+      }
+      out[width] = texts;
+    }
+  } finally {
+    process.stdout.write = write;
+    if (columns) Object.defineProperty(process.stdout, 'columns', columns);
+    else delete (process.stdout as { columns?: number }).columns;
+  }
+  return out;
+}
+
+// the build's help rendering (TICKWISE_BUILD_HELP_WIDTHS=80,100,110): the texts as JSON on stdout
+const renderWidths = process.env['TICKWISE_BUILD_HELP_WIDTHS'];
+if (renderWidths) {
+  const texts = await renderHelp(renderWidths.split(',').map(Number));
+  process.stdout.write(JSON.stringify(texts));
+} else process.exitCode = await main(hideBin(process.argv));

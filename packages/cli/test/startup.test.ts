@@ -38,21 +38,45 @@ describe('the verb list', () => {
     expect(execFileSync(tickwise, ['--version'], { encoding: 'utf8' })).toMatch(/^tickwise \d+\.\d+\.\d+\n$/);
   });
 
+  // runs the built CLI at a terminal width; whether it loaded the CLI (main.mjs) or printed a text rendered by the build
+  const at = (columns: number, args: string[], env: NodeJS.ProcessEnv = {}) => {
+    const r = spawnSync('node', ['--import', `data:text/javascript,Object.defineProperty(process.stdout,"columns",{value:${columns}})`, '--import', logLoads, bundle, ...args],
+      { encoding: 'utf8', cwd: root, env: { ...process.env, ...env } });
+    return { out: r.stdout, rc: r.status, loadedMain: r.stderr.split('\n').some((l) => l.startsWith('load: ') && l.includes('/main.mjs')) };
+  };
+
   it('tickwise --help, rendered at build time at 80, 100 and 110 columns, is what the CLI itself lays out (and any other width falls back to it)', () => {
-    const at = (columns: number, env: NodeJS.ProcessEnv = {}) => {
-      const r = spawnSync('node', ['--import', `data:text/javascript,Object.defineProperty(process.stdout,"columns",{value:${columns}})`, '--import', logLoads, bundle, '--help'],
-        { encoding: 'utf8', cwd: root, env: { ...process.env, ...env } });
-      expect(r.status).toBe(0);
-      return { out: r.stdout, loadedMain: r.stderr.split('\n').some((l) => l.startsWith('load: ') && l.includes('/main.mjs')) };
-    };
     for (const columns of [80, 100, 110, 95]) {
-      const laidOut = at(columns, { TICKWISE_NO_STATIC_HELP: '1' });
+      const laidOut = at(columns, ['--help'], { TICKWISE_NO_STATIC_HELP: '1' });
       expect(laidOut.loadedMain).toBe(true);
-      const fast = at(columns);
+      const fast = at(columns, ['--help']);
+      expect(fast.rc).toBe(0);
       expect(fast.out, `${columns} columns`).toBe(laidOut.out);
       expect(fast.loadedMain, `${columns} columns`).toBe(columns === 95);
       for (const v of VERBS) expect(fast.out).toContain(`tickwise ${v.name}`);
     }
+  });
+
+  it('tickwise <verb> --help, rendered at build time, is what the CLI lays out for every verb (a mistyped verb and other widths go to the CLI)', () => {
+    for (const v of VERBS) {
+      const fast = at(100, [v.name, '--help']);
+      const laidOut = at(100, [v.name, '--help'], { TICKWISE_NO_STATIC_HELP: '1' });
+      expect(laidOut.loadedMain, v.name).toBe(true);
+      expect(fast.loadedMain, v.name).toBe(false);
+      expect(fast.rc, v.name).toBe(0);
+      expect(fast.out, v.name).toBe(laidOut.out);
+      expect(fast.out, v.name).toMatch(new RegExp(`^tickwise ${v.name}\\b`));
+    }
+    for (const columns of [80, 110, 95]) {
+      for (const name of ['import', 'gaps', 'report']) {
+        const fast = at(columns, [name, '--help']);
+        expect(fast.out, `${name} at ${columns}`).toBe(at(columns, [name, '--help'], { TICKWISE_NO_STATIC_HELP: '1' }).out);
+        expect(fast.loadedMain, `${name} at ${columns}`).toBe(columns === 95);
+      }
+    }
+    const typo = at(100, ['gap', '--help']);
+    expect(typo.rc).toBe(2);
+    expect(typo.loadedMain).toBe(true);
   });
 
   it('a mistyped verb gets a suggestion and exit 2', () => {
