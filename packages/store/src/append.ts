@@ -85,7 +85,7 @@ function columnConverter(type: DuckDBType, what: string, json: boolean): Convert
       };
     case T.VARCHAR:
       return (v) => {
-        if (typeof v === 'string') return v;
+        if (typeof v === 'string') return json ? jsonText(v, what) : v;
         if (json) return toJsonText(v, 0);
         if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean') return String(v);
         throw new AppendValueError(`${what}: a ${typeof v} for a VARCHAR column`);
@@ -93,6 +93,21 @@ function columnConverter(type: DuckDBType, what: string, json: boolean): Convert
     default:
       return null;
   }
+}
+
+/**
+ * A string for a JSON column, checked to be JSON text: DuckDB's appender
+ * stores any text in a JSON column, and a malformed one made every later
+ * query of it fail ("Malformed JSON"), far from the append that wrote it.
+ */
+function jsonText(v: string, what: string): string {
+  try {
+    JSON.parse(v);
+  } catch (e) {
+    const shown = v.length > 60 ? `${JSON.stringify(v.slice(0, 60))}...` : JSON.stringify(v);
+    throw new AppendValueError(`${what}: ${shown} is not JSON text (${(e as Error).message}); pass the value itself to have it serialized`);
+  }
+  return v;
 }
 
 /** Where a bulk append puts each row's values: `put(i, v)` (v not null or undefined), `putNull(i)`, then `endRow()`; `finish()` once. */

@@ -70,6 +70,15 @@ describe('Store.append', () => {
     await expect(s.append('dispatches', [{ capture_id: 1, device: 0, time_source: 't', valid: true, start_tick: -1n }])).rejects.toThrow(/out of range/);
     await expect(s.append('dispatches', [{ capture_id: 1, device: 0, time_source: null as never, valid: true }])).rejects.toThrow(/NOT NULL/);
     expect(await s.count('dispatches')).toBe(0);
+    // text for a JSON column must be JSON: DuckDB's appender takes any, and every query of the column failed after
+    for (const bad of ['{"a": 1', 'hello', "{'a': 1}", '']) {
+      await expect(s.append('host_events', [{ capture_id: 1, kind: 'x', time_source: 'host_other', args: bad }]), bad).rejects.toThrow(/host_events\.args: .* is not JSON text/);
+    }
+    await expect(s.append('raw_records', [{ capture_id: 1, json: '{"ok": true}' }, { capture_id: 1, json: '[1, 2' }])).rejects.toThrow(/raw_records\.json: "\[1, 2" is not JSON text/);
+    expect(await s.count('host_events')).toBe(0);
+    expect(await s.count('raw_records')).toBe(0);
+    await s.append('raw_records', [{ capture_id: 1, json: ' {"ok": [1, 2.5e300, null]} ' }, { capture_id: 1, json: '"a string"' }]);
+    expect(await s.rows(`SELECT json_type(json) AS t FROM raw_records ORDER BY t`)).toEqual([{ t: 'OBJECT' }, { t: 'VARCHAR' }]);
   });
 
   it('keeps the deprecated insertRows working on top of it', async () => {
