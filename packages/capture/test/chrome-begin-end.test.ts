@@ -92,3 +92,38 @@ describe('B/E host spans straight from the stage', () => {
     });
   }
 });
+
+describe('DuckDB\'s memory bound for a stage-heavy trace', () => {
+  /** The memory bounds an import of `file` sets, in order (the last: the store's own, given back). */
+  async function boundsOf(file: string): Promise<string[]> {
+    const set: string[] = [];
+    const original = Store.prototype.run;
+    const spy = vi.spyOn(Store.prototype, 'run').mockImplementation(async function (this: Store, sql: string, params?: never) {
+      const m = /^SET memory_limit = '([^']+)'/.exec(sql);
+      if (m) set.push(m[1]!);
+      return original.call(this, sql, params);
+    });
+    const store = await Store.open(':memory:');
+    try {
+      await importInput(store, file);
+    } finally {
+      await store.close();
+      spy.mockRestore();
+    }
+    return set;
+  }
+
+  it('a B/E trace, whose stage holds its spans to the end, keeps DuckDB under 0.8 of its size (at least 120 MB), not twice it; an X trace gets the wide bound after its scan', async () => {
+    vi.stubEnv('TICKWISE_CHROME_STREAM', '1');
+    const be = join(tmp(), 'be.json');
+    writeFileSync(be, beginEndTrace(3000, null));
+    // streamed: 150 MB while scanning; stage-heavy after the first part: 120 MB from there on
+    expect((await boundsOf(be)).slice(0, -1)).toEqual(['150MB', '120MB']);
+    const x = join(tmp(), 'x.json');
+    const ev = Array.from({ length: 3000 }, (_v, i) => JSON.stringify({ ph: 'X', name: `k${i % 5}`, cat: 'cpu_op', pid: 1, tid: 1, ts: i * 10, dur: 5 }));
+    writeFileSync(x, `{"traceEvents":[\n${ev.join(',\n')}]}`);
+    const bounds = (await boundsOf(x)).slice(0, -1);
+    expect(bounds[0]).toBe('150MB');
+    expect(Number.parseInt(bounds.at(-1)!, 10)).toBeGreaterThanOrEqual(300);
+  });
+});
