@@ -170,7 +170,12 @@ export async function build({ outFile = out, portable = false } = {}) {
   // every help text (`tickwise --help`, `tickwise <verb> --help`) rendered once here, by the CLI itself, at the
   // widths it lays help out at (one process, each verb loaded once)
   const r = spawnSync(process.execPath, [join(outDir, 'main.mjs')], { encoding: 'utf8', env: { ...process.env, TICKWISE_BUILD_HELP_WIDTHS: HELP_WIDTHS.join(',') } });
-  const rendered = r.status === 0 ? JSON.parse(r.stdout) : {};
+  let rendered = {};
+  try {
+    if (r.status === 0) rendered = JSON.parse(r.stdout);
+  } catch {
+    // not rendered: every help goes through the CLI
+  }
   for (const width of HELP_WIDTHS) {
     if (rendered[width]?.[''] !== undefined) writeFileSync(join(outDir, `help-${width}.json`), JSON.stringify(rendered[width]));
   }

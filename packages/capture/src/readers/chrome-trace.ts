@@ -258,7 +258,7 @@ interface OutOfRange {
  * ends may come later), and DuckDB gets the stage's bound (see
  * importChromeTrace).
  */
-const STAGED_TO_WIDEN = 0.25;
+const STAGE_HEAVY_SHARE = 0.25;
 
 /** SQL: a part's facts: a time with a fraction of a ns, the smallest X ts (exact), its events. */
 const PART_FACTS = `bool_or(strpos(_ts, '.') > 0 OR strpos(_dur, '.') > 0) AS frac, min(${NS_OF('_ts')}) FILTER (WHERE ph = 'X') AS min_x, count(*) AS n`;
@@ -301,14 +301,14 @@ class HostSpanStream {
 
   /** Events loaded, of all parts. */
   private loaded = 0;
-  private widened = false;
-  /** Parts go straight into the stage (see {@link widenWhenStaged}). */
+  private heavy = false;
+  /** Parts go straight into the stage (see {@link noteStageHeavy}). */
   private direct = false;
 
-  /** `widen`: called once the stage holds more than {@link STAGED_TO_WIDEN} of the events loaded (DuckDB's stage bound). */
+  /** `onStageHeavy`: called once the stage holds more than {@link STAGE_HEAVY_SHARE} of the events loaded (DuckDB's stage bound). */
   constructor(
     private readonly store: Store, private readonly captureId: number, private readonly timeSource: string, private readonly on: boolean,
-    private readonly widen: () => Promise<void>,
+    private readonly onStageHeavy: () => Promise<void>,
   ) {}
 
   /**
@@ -374,7 +374,7 @@ class HostSpanStream {
     // a part without X events (a B/E trace's) is staged as it is
     if (!this.on || f.nx === 0n) {
       await s.run(`INSERT INTO tw_ct SELECT ${part.firstRecord} + (rowid - ${r0}), * FROM tw_ct_part`);
-      await this.widenWhenStaged();
+      await this.noteStageHeavy();
       return;
     }
     const cats = (JSON.parse(f.cats ?? '[]') as string[]).map((lcat) => ({ lcat }));
@@ -399,7 +399,7 @@ class HostSpanStream {
         TRY_CAST(tid AS BIGINT), ts::BIGINT, te::BIGINT, (te - ts)::BIGINT, '${this.timeSource}', true, ${HOST_ARGS}, _line
       FROM (${derived}) WHERE ${pick}`));
     await s.run(`INSERT INTO tw_ct SELECT ${part.firstRecord} + i, ${Object.keys(STAGED).join(', ')} FROM (${derived}) WHERE NOT coalesce(${pick}, false)`);
-    await this.widenWhenStaged();
+    await this.noteStageHeavy();
   }
 
   /** A part's facts ({@link PART_FACTS}) into the trace's. */
@@ -409,19 +409,19 @@ class HostSpanStream {
     this.loaded += Number(f.n);
   }
 
-  private async widenWhenStaged(): Promise<void> {
-    if (this.on && !this.widened && this.loaded - this.written > STAGED_TO_WIDEN * this.loaded) {
-      this.widened = true;
-      await this.widen();
+  private async noteStageHeavy(): Promise<void> {
+    if (this.on && !this.heavy && this.loaded - this.written > STAGE_HEAVY_SHARE * this.loaded) {
+      this.heavy = true;
+      await this.onStageHeavy();
       // the next parts straight into the stage, when the loads run on one thread (the parts numbered as read);
       // TICKWISE_CHROME_DIRECT=0 keeps the part table, to compare
       this.direct = process.env['TICKWISE_CHROME_DIRECT'] !== '0' && String(await this.store.scalar(`SELECT current_setting('threads')`)) === '1';
     }
   }
 
-  /** The stage holds most of the events (more than {@link STAGED_TO_WIDEN}): a B/E trace. */
+  /** The stage holds more than {@link STAGE_HEAVY_SHARE} of the events loaded (a B/E trace: its spans wait for their ends). */
   get stageHeavy(): boolean {
-    return this.widened;
+    return this.heavy;
   }
 
   /** Old Kineto traces (no baseTimeNanoseconds) carry epoch microseconds: an X ts beyond 2001-09-09. */
@@ -462,7 +462,7 @@ class HostSpanStream {
     this.minXTs = null;
     this.written = 0;
     this.loaded = 0;
-    this.widened = false;
+    this.heavy = false;
     this.direct = false;
   }
 
