@@ -8,6 +8,8 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // one temporary folder for the run, removed at its end (scripts/vitest-tmp.ts)
+    globalSetup: ['scripts/vitest-tmp.ts'],
     env: { TZ: 'America/Los_Angeles' },
   },
 });
