@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import { importInput, isStorePath, openInputs, type ImportOptions } from '../src/index';
 import { tmp } from './helpers';
+import { dispatchBatchesOnWorker } from '../src/readers/rocpd-worker';
 import { KERNEL_TOTALS_SQL, expectGolden, fixture } from './trace-helpers';
 
 /** Builds a rocpd database from a hand-written SQL fixture, named as rocprofv3 names it. */
@@ -103,5 +104,79 @@ describe('rocpd SQLite databases', () => {
     const err = await load(file).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TickwiseError);
     expect((err as TickwiseError).message).toMatch(/not rocpd: it has no rocpd_kernel_dispatch table/);
+  });
+});
+
+/** Every table of a store as sorted text (rows as a set; imported_at left out). */
+async function contents(store: Store): Promise<Record<string, string[]>> {
+  const out: Record<string, string[]> = {};
+  for (const t of ['dispatches', 'devices', 'host_events', 'kernels_meta', 'diagnostics', 'conditions', 'captures']) {
+    const rows = await store.rows(`SELECT * EXCLUDE (capture_id${t === 'captures' ? ', imported_at' : ''}) FROM ${t}`);
+    out[t] = rows.map((r) => JSON.stringify(r, (_k, v) => (typeof v === 'bigint' ? String(v) : v))).sort();
+  }
+  return out;
+}
+
+describe('rocpd: dispatch rows read on a worker thread', () => {
+  afterEach(() => vi.unstubAllEnvs());
+
+  it('the same store as read on the main thread: both layouts, a merged database, odd values (negative, text digits, real, beyond uint64)', async () => {
+    const odd = buildDb('schema3-inline.sql');
+    const db = new Database(odd);
+    const kd = (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rocpd_kernel_dispatch%'`).get() as { name: string }).name;
+    db.exec(`UPDATE ${kd} SET queue_id = -5 WHERE id = 1; UPDATE ${kd} SET grid_size_x = '12' WHERE id = 2;
+      UPDATE ${kd} SET workgroup_size_y = 2.5 WHERE id = 3; UPDATE ${kd} SET grid_size_z = '18446744073709551616' WHERE id = 4;
+      UPDATE ${kd} SET dispatch_id = '9223372036854775808' WHERE id = 1`);
+    db.close();
+    const merged = join(tmp('tickwise-rocpd-'), 'merged.db');
+    const m = new Database(merged);
+    const sql = readFileSync(fixture('rocpd', 'schema4-spine.sql'), 'utf8');
+    m.exec(sql);
+    m.exec(sql.replaceAll('_0000a1b2_c3d4_7e5f_8a9b_0c1d2e3f4a5b', '_0000ffff_c3d4_7e5f_8a9b_0c1d2e3f4a5b').replaceAll(`DEFAULT 'g'`, `DEFAULT 'h'`));
+    m.close();
+    for (const file of [buildDb('schema3-inline.sql'), buildDb('schema4-spine.sql'), merged, odd]) {
+      const seen: string[] = [];
+      for (const worker of ['0', '1']) {
+        vi.stubEnv('TICKWISE_ROCPD_WORKER', worker);
+        const { store, result } = await load(file);
+        try {
+          expect(result.dispatches).toBeGreaterThan(0);
+          seen.push(JSON.stringify(await contents(store)));
+        } finally {
+          await store.close();
+        }
+      }
+      expect(seen[1], file).toBe(seen[0]);
+    }
+    // the odd values: a negative queue and a real workgroup size are no value, a text of digits is its number, one beyond uint64 is counted
+    const { store } = await load(odd);
+    expect(await store.rows(`SELECT code FROM diagnostics WHERE code = 'value-out-of-range'`)).toEqual([{ code: 'value-out-of-range' }]);
+    await store.close();
+  });
+
+  it('the worker sends columns in batches, stops on a value the reader refuses itself, and names a database error as SQLite does', async () => {
+    const file = buildDb('schema4-spine.sql');
+    const cols = (agent: string) => `SELECT id, 1, ${agent}, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17`;
+    const plan = (sql: string) => ({ path: file, setup: [], sql, batchRows: 2 });
+    const batches = [];
+    const gen = dispatchBatchesOnWorker(plan(`${cols('NULL')} FROM (SELECT 1 AS id UNION ALL SELECT 2 UNION ALL SELECT 3) ORDER BY id`));
+    let next = await gen.next();
+    while (next.done !== true) {
+      batches.push(next.value);
+      next = await gen.next();
+    }
+    expect(next.value).toEqual({ records: 3, outOfRange: 0 });
+    expect(batches.map((b) => b.n)).toEqual([2, 1]);
+    expect([...batches[0]!.rowId]).toEqual([1n, 2n]);
+    expect([...batches[0]!.noAgent]).toEqual([1, 1]);
+    expect([...batches[0]!.u[13]!]).toEqual([17n, 17n]);
+    // a text agent number: the reader's appender refuses it, so the worker leaves the rows to the reader
+    const text = dispatchBatchesOnWorker(plan(`${cols("'x'")} FROM (SELECT 1 AS id)`));
+    expect(await text.next()).toEqual({ done: true, value: { fallback: 'a number that is no integer' } });
+    const missing = dispatchBatchesOnWorker(plan(`SELECT * FROM no_such_table`));
+    const err = await missing.next().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).name).toBe('SqliteError');
+    expect((err as Error).message).toMatch(/no such table/);
   });
 });

@@ -6,6 +6,7 @@ import { ROCPROF_MEMORY, createRocprofStaging, dropRocprofStaging, loadRocprofSt
 import { setImportMemory } from '../capture-rows';
 import { sha256File, type SourceFile } from '../source-file';
 import { traceMessages } from '../trace-messages';
+import { dispatchBatchesOnWorker, type DispatchBatch } from './rocpd-worker';
 
 /**
  * rocprofv3's default output since ROCm 7: the rocpd SQLite database
@@ -79,11 +80,39 @@ function asText(v: unknown): string | null {
  * JS as a new string). The database stays read-only: SQLite keeps TEMP
  * tables apart.
  */
-function numbered(db: Sqlite, from: string, name: string): string {
-  db.exec(`DROP TABLE IF EXISTS temp.${name}`);
-  db.exec(`CREATE TEMP TABLE ${name} AS SELECT row_number() OVER () AS tw_k, * FROM ${from}`);
-  db.exec(`CREATE INDEX temp.${name}_id ON ${name} (id)`);
+function numbered(db: Sqlite, from: string, name: string, setup: string[]): string {
+  for (const sql of numberedSql(from, name)) {
+    db.exec(sql);
+    setup.push(sql);
+  }
   return `temp.${name}`;
+}
+
+/** The statements {@link numbered} runs (a connection's TEMP tables are its own: the worker's runs them too). */
+function numberedSql(from: string, name: string): string[] {
+  return [
+    `DROP TABLE IF EXISTS temp.${name}`,
+    `CREATE TEMP TABLE ${name} AS SELECT row_number() OVER () AS tw_k, * FROM ${from}`,
+    `CREATE INDEX temp.${name}_id ON ${name} (id)`,
+  ];
+}
+
+/** A database this size or more has its dispatch rows read on a worker thread (rocpd-worker.ts): ~130k dispatches. */
+const WORKER_BYTES = 16 << 20;
+/** Rows a batch from the worker. */
+const WORKER_BATCH_ROWS = 32768;
+
+/** A worker's batch as the staging rows {@link importRocpd}'s kdRows makes (`before`: the rows before it). */
+function* batchRows(b: DispatchBatch, before: number, noAgentKind: string): Generator<unknown[]> {
+  const u = (c: number, i: number) => (b.uNull[c]![i] === 1 ? null : b.u[c]![i]!);
+  for (let i = 0; i < b.n; i++) {
+    yield [
+      b.rowIdNull[i] === 1 ? null : b.rowId[i]!, b.device[i]!, b.noAgent[i] === 1 ? noAgentKind : null, null,
+      u(0, i), u(1, i), u(2, i), u(3, i), u(4, i), u(5, i), null, u(6, i), u(7, i),
+      u(8, i), u(9, i), u(10, i), u(11, i), u(12, i), u(13, i), null, before + i + 1,
+      b.agentKNull[i] === 1 ? null : b.agentK[i]!, b.kernelKNull[i] === 1 ? null : b.kernelK[i]!,
+    ];
+  }
 }
 
 /** A device kind from an agent's type (rocpd's `CPU`, `GPU`, `AIE`...): none or another is a GPU. */
@@ -143,8 +172,9 @@ export async function importRocpd(store: Store, src: SourceFile, opts: ImportOpt
     const g = (a: string, ta: string | null, b: string, tb: string | null) => (guid.get(ta) && guid.get(tb) ? ` AND ${a}.guid = ${b}.guid` : '');
 
     // the agents and kernel symbols numbered, for the dispatch rows to point at (see numbered)
-    const agentN = agent ? numbered(db, agent, 'tw_rp_agent') : null;
-    const symN = sym ? numbered(db, sym, 'tw_rp_sym') : null;
+    const setup: string[] = [];
+    const agentN = agent ? numbered(db, agent, 'tw_rp_agent', setup) : null;
+    const symN = sym ? numbered(db, sym, 'tw_rp_sym', setup) : null;
 
     // Where the agent, queue, thread and times of a dispatch live in each layout.
     const t = inline ? 'K' : 'T';
@@ -213,7 +243,32 @@ export async function importRocpd(store: Store, src: SourceFile, opts: ImportOpt
         ];
       }
     };
-    await store.appendTemp('tw_rp_kd', kdRows());
+    // a large database's rows read on a worker thread, beside the appends (TICKWISE_ROCPD_WORKER=0: here, =1: on a
+    // worker whatever the size; to compare, the rows are the same)
+    const workerEnv = process.env['TICKWISE_ROCPD_WORKER'];
+    let onWorker = workerEnv === '1' || (workerEnv !== '0' && src.sizeBytes >= WORKER_BYTES);
+    if (onWorker) {
+      const batches = dispatchBatchesOnWorker({ path: src.path, setup, sql: kdSql, batchRows: WORKER_BATCH_ROWS });
+      let next;
+      try {
+        next = await batches.next();
+        while (next.done !== true) {
+          await store.appendTemp('tw_rp_kd', batchRows(next.value, records, noAgentKind));
+          records += next.value.n;
+          next = await batches.next();
+        }
+      } finally {
+        // (stops the worker when an append failed)
+        await batches.return({ fallback: 'stopped' });
+      }
+      if ('fallback' in next.value) {
+        // a value the reader refuses itself (with its error): the rows read again, here
+        await store.run('DELETE FROM tw_rp_kd');
+        records = 0;
+        onWorker = false;
+      } else outOfRange += next.value.outOfRange;
+    }
+    if (!onWorker) await store.appendTemp('tw_rp_kd', kdRows());
 
     // Host side: regions (HIP/HSA API calls, markers) and memory copies.
     let hostRows = 0;
