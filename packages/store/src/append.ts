@@ -1,5 +1,5 @@
 import type { DuckDBAppender, DuckDBType, DuckDBTypeId, DuckDBValue } from '@duckdb/node-api';
-import { duckdbModule } from './duckdb-module';
+import { duckdbModule, duckdbBindings } from './duckdb-module';
 import { toJsonText } from './json';
 
 /** A value that does not fit its column: the message says which column and why. */
@@ -220,4 +220,103 @@ export async function forEachRow<R>(rows: Iterable<R> | AsyncIterable<R>, fn: (r
     return;
   }
   for await (const row of rows as AsyncIterable<R>) fn(row);
+}
+
+/**
+ * A column of a batch for {@link appendColumnBatch}: integers in a typed
+ * array of the column's own width (BigInt64Array for BIGINT, BigUint64Array
+ * for UBIGINT, Int32Array for INTEGER), a 1 in `nulls` for a NULL; or one
+ * value for every row (`same`: NULL, or a text for a VARCHAR column); or
+ * values one by one (texts for a VARCHAR column, null for NULL; for another
+ * column converted as a bulk append converts them).
+ */
+export type ColumnBatch =
+  | { readonly ints: BigInt64Array | BigUint64Array | Int32Array; readonly nulls?: Uint8Array }
+  | { readonly same: string | null }
+  | { readonly values: ArrayLike<unknown> };
+
+/**
+ * Appends `n` rows given as columns, a data chunk (2,048 rows) at a time,
+ * through DuckDB's C API: a column of integers is copied into the chunk's
+ * vector whole, NULLs are written as the vector's validity bits, texts one
+ * call each (no value goes through a JS wrapper of the vector). Refuses a
+ * typed array that is not the column's width, or too short.
+ */
+export function appendColumnBatch(app: DuckDBAppender, what: string, columns: readonly ColumnBatch[], n: number): void {
+  const { DuckDBDataChunk, DuckDBTypeId: T } = duckdbModule();
+  const b = duckdbBindings();
+  if (columns.length !== app.columnCount) throw new AppendValueError(`${what}: ${columns.length} columns given for ${app.columnCount}`);
+  const types = columns.map((_, i) => app.columnType(i));
+  const width = new Map<number, string>([[T.BIGINT, 'BigInt64Array'], [T.UBIGINT, 'BigUint64Array'], [T.INTEGER, 'Int32Array']]);
+  const converters = columns.map((c, i) => {
+    const name = `${what} column ${i + 1}`;
+    const varchar = types[i]!.typeId === T.VARCHAR;
+    if ('ints' in c) {
+      if (width.get(types[i]!.typeId) !== c.ints.constructor.name) throw new AppendValueError(`${name}: a ${c.ints.constructor.name} for a ${types[i]!.toString()} column`);
+      if (c.ints.length < n || (c.nulls !== undefined && c.nulls.length < n)) throw new AppendValueError(`${name}: fewer than ${n} values`);
+      return null;
+    }
+    if ('same' in c) {
+      if (c.same !== null && !varchar) throw new AppendValueError(`${name}: one text for every row of a ${types[i]!.toString()} column`);
+      return null;
+    }
+    if (c.values.length < n) throw new AppendValueError(`${name}: fewer than ${n} values`);
+    return varchar ? null : columnConverter(types[i]!, name, false) ?? ((v: unknown) => v as DuckDBValue);
+  });
+  const chunk = DuckDBDataChunk.create(types);
+  // validity bits of a chunk (row i: byte i >> 3, bit i & 7, as DuckDB's little-endian 64-bit words lay them out)
+  const mask = new Uint8Array(CHUNK_ROWS / 8);
+  const setValidity = (vector: ReturnType<typeof b.data_chunk_get_vector>, len: number) => {
+    b.vector_ensure_validity_writable(vector);
+    b.copy_data_to_vector_validity(vector, 0, mask.buffer, 0, Math.ceil(len / 64) * 8);
+  };
+  for (let at = 0; at < n; at += CHUNK_ROWS) {
+    const len = Math.min(CHUNK_ROWS, n - at);
+    chunk.reset();
+    chunk.rowCount = len;
+    for (let c = 0; c < columns.length; c++) {
+      const col = columns[c]!;
+      const conv = converters[c];
+      if (conv) {
+        const values = new Array<DuckDBValue>(len);
+        const given = (col as { values: ArrayLike<unknown> }).values;
+        for (let i = 0; i < len; i++) {
+          const v = given[at + i];
+          values[i] = v === null || v === undefined ? null : conv(v);
+        }
+        chunk.setColumnValues(c, values);
+        continue;
+      }
+      const vector = b.data_chunk_get_vector(chunk.chunk, c);
+      if ('ints' in col) {
+        const bytes = col.ints.BYTES_PER_ELEMENT;
+        b.copy_data_to_vector(vector, 0, col.ints.buffer as ArrayBuffer, col.ints.byteOffset + at * bytes, len * bytes);
+        // (written for every chunk of a column that may hold NULLs: a chunk's reset need not clear the last one's bits)
+        if (col.nulls !== undefined) {
+          mask.fill(0xff);
+          const nulls = col.nulls;
+          for (let i = 0; i < len; i++) if (nulls[at + i] === 1) mask[i >> 3]! &= ~(1 << (i & 7));
+          setValidity(vector, len);
+        }
+      } else if ('same' in col) {
+        if (col.same === null) {
+          mask.fill(0);
+          setValidity(vector, len);
+        } else for (let i = 0; i < len; i++) b.vector_assign_string_element(vector, i, col.same);
+      } else {
+        mask.fill(0xff);
+        let anyNull = false;
+        for (let i = 0; i < len; i++) {
+          const v = col.values[at + i];
+          if (v === null || v === undefined) {
+            mask[i >> 3]! &= ~(1 << (i & 7));
+            anyNull = true;
+          } else if (typeof v === 'string') b.vector_assign_string_element(vector, i, v);
+          else throw new AppendValueError(`${what} column ${c + 1}: a ${typeof v} for a VARCHAR column (row ${at + i + 1})`);
+        }
+        if (anyNull) setValidity(vector, len);
+      }
+    }
+    app.appendDataChunk(chunk);
+  }
 }

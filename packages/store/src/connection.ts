@@ -2,7 +2,7 @@ import type { DuckDBAppender, DuckDBConnection, DuckDBInstance, DuckDBValue } fr
 import { loadDuckdb } from './duckdb-module';
 import { TickwiseError } from '@tickwise/time';
 import { TABLES, TABLE_NAMES, SCHEMA_VERSION, tableColumns, type AppendRow, type TableName } from './schema';
-import { AppendValueError, forEachRow, rowSink } from './append';
+import { AppendValueError, appendColumnBatch, forEachRow, rowSink, type ColumnBatch } from './append';
 import { convertValue } from './values';
 import { QueryError } from './query-error';
 import { redactConditionRow, type ConditionValues } from './redact';
@@ -212,6 +212,20 @@ export class Store {
         n++;
       });
       sink.finish();
+      return n;
+    });
+  }
+
+  /**
+   * Appends `n` rows given as columns (in the table's column order) to a
+   * temporary staging table: integers as typed arrays of the column's width,
+   * copied into DuckDB's vectors a data chunk at a time (see
+   * {@link appendColumnBatch}). For rows that arrive as columns (a worker
+   * thread's batches): no value is made a JS value to be appended.
+   */
+  async appendTempColumns(table: string, columns: readonly ColumnBatch[], n: number): Promise<number> {
+    return this.appendWith(table, 'temp', async (app) => {
+      appendColumnBatch(app, table, columns, n);
       return n;
     });
   }

@@ -1,4 +1,5 @@
 import type * as DuckDB from '@duckdb/node-api';
+import type DuckDBBindings from '@duckdb/node-bindings';
 import { createRequire } from 'node:module';
 
 /** Set to true by the CLI build (scripts/build-cli.mjs), whose chunks define `require`. */
@@ -28,4 +29,19 @@ export async function loadDuckdb(): Promise<typeof DuckDB> {
 export function duckdbModule(): typeof DuckDB {
   if (loaded === undefined) throw new Error('internal: DuckDB is used before any store was opened');
   return loaded;
+}
+
+let bindings: typeof DuckDBBindings | undefined;
+
+/**
+ * DuckDB's C API as `@duckdb/node-api` calls it (`@duckdb/node-bindings`,
+ * loaded with it): for writing a column of integers into a data chunk's
+ * vector as one copy ({@link appendColumnBatch}). After {@link loadDuckdb}.
+ */
+export function duckdbBindings(): typeof DuckDBBindings {
+  duckdbModule();
+  bindings ??= (typeof TICKWISE_BUNDLED !== 'undefined' && TICKWISE_BUNDLED
+    ? require('@duckdb/node-bindings')
+    : createRequire(import.meta.url)('@duckdb/node-bindings')) as typeof DuckDBBindings;
+  return bindings;
 }

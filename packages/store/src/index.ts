@@ -16,3 +16,4 @@ export * from './conditions';
 export * from './timelines';
 export * from './redact';
 export { loadDuckdb } from './duckdb-module';
+export type { ColumnBatch } from './append';

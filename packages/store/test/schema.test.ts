@@ -99,6 +99,31 @@ describe('Store.append', () => {
     await expect(s.appendTempObjects('tw_o', ['a', 'b'], [{ a: 1n }])).rejects.toThrow(/2 column names for 3 columns/);
     expect(await s.count('tw_o')).toBe(2);
   });
+  it('appendTempColumns: integer columns copied whole across data chunks, NULLs only where flagged (a chunk with none after one with some), texts per value', async () => {
+    const s = await mem();
+    await s.run('CREATE TEMP TABLE tw_cols (a BIGINT, b UBIGINT, c INTEGER, d VARCHAR, e VARCHAR)');
+    const n = 5000;
+    const a = new BigInt64Array(n), b = new BigUint64Array(n), c = new Int32Array(n), bNull = new Uint8Array(n);
+    const d: (string | null)[] = [];
+    for (let i = 0; i < n; i++) {
+      a[i] = i % 2 === 0 ? -(2n ** 63n) + BigInt(i) : 2n ** 63n - 1n - BigInt(i);
+      b[i] = 2n ** 64n - 1n - BigInt(i);
+      c[i] = i % 3 === 0 ? -(2 ** 31) : 2 ** 31 - 1 - i;
+      if (i < 2048 && i % 5 === 0) bNull[i] = 1; // NULLs in the first chunk only
+      d.push(i % 7 === 0 ? null : `t${i}`);
+    }
+    expect(await s.appendTempColumns('tw_cols', [{ ints: a }, { ints: b, nulls: bNull }, { ints: c }, { values: d }, { same: 'k' }], n)).toBe(n);
+    const rows = await s.rows(`SELECT a, b, c, d, e FROM tw_cols ORDER BY rowid`);
+    expect(rows.length).toBe(n);
+    for (let i = 0; i < n; i++) {
+      expect(rows[i], `row ${i}`).toEqual({ a: a[i], b: bNull[i] === 1 ? null : b[i], c: c[i], d: d[i], e: 'k' });
+    }
+    // a typed array of another width than the column's, or too short, is refused by name
+    await expect(s.appendTempColumns('tw_cols', [{ ints: b }, { ints: b }, { ints: c }, { same: null }, { same: null }], 10)).rejects.toThrow(/tw_cols column 1: a BigUint64Array for a BIGINT column/);
+    await expect(s.appendTempColumns('tw_cols', [{ ints: a.subarray(0, 5) }, { ints: b }, { ints: c }, { same: null }, { same: null }], 10)).rejects.toThrow(/column 1: fewer than 10 values/);
+    expect(await s.count('tw_cols' as never)).toBe(n);
+  });
+
   it('appendTemp across data chunks: every value exact, NULLs where they were, a bad value named with its row', async () => {
     // 2048 rows a chunk: 5000 rows are two full chunks and a part; NULLs fall on different rows in each column
     const s = await mem();

@@ -42,6 +42,8 @@ export interface DispatchBatch {
   u: BigUint64Array[];
   uNull: Uint8Array[];
   /** the agent's and the kernel symbol's numbers (int64) */
+  /** the row's place among the dispatch rows, from 1 (int64) */
+  seq: BigInt64Array;
   agentK: BigInt64Array;
   agentKNull: Uint8Array;
   kernelK: BigInt64Array;
@@ -69,9 +71,9 @@ const asBig = (v) => v === null || v === undefined ? null : typeof v === 'bigint
 const fresh = () => ({
   n: 0, rowId: new BigInt64Array(batchRows), rowIdNull: new Uint8Array(batchRows), device: new Int32Array(batchRows), noAgent: new Uint8Array(batchRows),
   u: ubig.map(() => new BigUint64Array(batchRows)), uNull: ubig.map(() => new Uint8Array(batchRows)),
-  agentK: new BigInt64Array(batchRows), agentKNull: new Uint8Array(batchRows), kernelK: new BigInt64Array(batchRows), kernelKNull: new Uint8Array(batchRows),
+  seq: new BigInt64Array(batchRows), agentK: new BigInt64Array(batchRows), agentKNull: new Uint8Array(batchRows), kernelK: new BigInt64Array(batchRows), kernelKNull: new Uint8Array(batchRows),
 });
-const transfer = (b) => [b.rowId, b.rowIdNull, b.device, b.noAgent, ...b.u, ...b.uNull, b.agentK, b.agentKNull, b.kernelK, b.kernelKNull].map((a) => a.buffer);
+const transfer = (b) => [b.rowId, b.rowIdNull, b.device, b.noAgent, ...b.u, ...b.uNull, b.seq, b.agentK, b.agentKNull, b.kernelK, b.kernelKNull].map((a) => a.buffer);
 // a raw number passed through to an integer column: the reader's appender refuses anything but an integer
 const passed = (v) => v === null || typeof v === 'bigint' ? v : undefined;
 let posted = 0;
@@ -101,7 +103,7 @@ try {
         parentPort.postMessage({ fallback: 'a number that is no integer' });
         return;
       }
-      const rowId = asBig(r[0]);
+      const rowId = typeof r[0] === 'bigint' ? r[0] : asBig(r[0]);
       if (rowId === null) b.rowIdNull[i] = 1;
       else if (rowId < I64_MIN || rowId > I64_MAX) { outOfRange++; b.rowIdNull[i] = 1; }
       else b.rowId[i] = rowId;
@@ -110,7 +112,14 @@ try {
       b.device[i] = dev === null || dev < I32_MIN || dev > I32_MAX ? 0 : Number(dev);
       b.noAgent[i] = r[2] === null ? 1 : 0;
       for (let c = 0; c < ubig.length; c++) {
-        const x = asBig(r[ubig[c]]);
+        const v = r[ubig[c]];
+        // SQLite's integers are int64 (as bigints here): only the sign to look at
+        if (typeof v === 'bigint') {
+          if (v < 0n) b.uNull[c][i] = 1;
+          else b.u[c][i] = v;
+          continue;
+        }
+        const x = asBig(v);
         if (x === null || x < 0n) b.uNull[c][i] = 1;
         else if (x > U64_MAX) { outOfRange++; b.uNull[c][i] = 1; }
         else b.u[c][i] = x;
@@ -122,6 +131,7 @@ try {
       else if (kernelK < I64_MIN || kernelK > I64_MAX) { parentPort.postMessage({ fallback: 'a symbol number beyond int64' }); return; }
       else b.kernelK[i] = kernelK;
       records++;
+      b.seq[i] = BigInt(records);
       if (++b.n === batchRows) {
         post(b);
         b = fresh();
