@@ -16,7 +16,7 @@ import { createRequire } from 'node:module';
  * before, to give the same error.
  */
 
-/** What the reader gives the worker: where SQLite and the database are, the statements that number the agents and symbols, the dispatch query. */
+/** What the reader gives the worker: the database, the statements that number its agents and symbols, the dispatch query. */
 export interface DispatchReadPlan {
   /** The database file. */
   path: string;
@@ -28,7 +28,7 @@ export interface DispatchReadPlan {
   batchRows: number;
 }
 
-/** A batch of dispatch rows, by column: `v` the values, `z` 1 where a value is NULL. */
+/** A batch of dispatch rows, by column (typed arrays of at least `n`; a `...Null` array holds 1 where the value is NULL). */
 export interface DispatchBatch {
   n: number;
   /** row id (int64) */
@@ -41,9 +41,9 @@ export interface DispatchBatch {
   /** queue_id, stream_id, tid, dispatch_id, correlation_id, kernel_id, start, end, wg x y z, grid x y z (uint64) */
   u: BigUint64Array[];
   uNull: Uint8Array[];
-  /** the agent's and the kernel symbol's numbers (int64) */
   /** the row's place among the dispatch rows, from 1 (int64) */
   seq: BigInt64Array;
+  /** the agent's and the kernel symbol's numbers (int64) */
   agentK: BigInt64Array;
   agentKNull: Uint8Array;
   kernelK: BigInt64Array;
