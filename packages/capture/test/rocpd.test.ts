@@ -127,6 +127,9 @@ describe('rocpd: dispatch rows read on a worker thread', () => {
     db.exec(`UPDATE ${kd} SET queue_id = -5 WHERE id = 1; UPDATE ${kd} SET grid_size_x = '12' WHERE id = 2;
       UPDATE ${kd} SET workgroup_size_y = 2.5 WHERE id = 3; UPDATE ${kd} SET grid_size_z = '18446744073709551616' WHERE id = 4;
       UPDATE ${kd} SET dispatch_id = '9223372036854775808' WHERE id = 1`);
+    // and the host rows': a region's thread id as text digits, a copy's size beyond uint64 and its end negative
+    const table = (like: string) => (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE ?`).get(like) as { name: string }).name;
+    db.exec(`UPDATE ${table('rocpd_region%')} SET tid = '4243'; UPDATE ${table('rocpd_memory_copy%')} SET size = '18446744073709551616', "end" = -3`);
     db.close();
     const merged = join(tmp('tickwise-rocpd-'), 'merged.db');
     const m = new Database(merged);

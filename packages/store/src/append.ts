@@ -263,6 +263,8 @@ export function appendColumnBatch(app: DuckDBAppender, what: string, columns: re
     if (c.values.length < n) throw new AppendValueError(`${name}: fewer than ${n} values`);
     return varchar ? null : columnConverter(types[i]!, name, false) ?? ((v: unknown) => v as DuckDBValue);
   });
+  // a JSON column's texts are checked as a bulk append checks them (jsonText)
+  const json = types.map((ty) => ty.alias === 'JSON');
   const chunk = DuckDBDataChunk.create(types);
   // validity bits of a chunk (row i: byte i >> 3, bit i & 7, as DuckDB's little-endian 64-bit words lay them out)
   const mask = new Uint8Array(CHUNK_ROWS / 8);
@@ -302,7 +304,10 @@ export function appendColumnBatch(app: DuckDBAppender, what: string, columns: re
         if (col.same === null) {
           mask.fill(0);
           setValidity(vector, len);
-        } else for (let i = 0; i < len; i++) b.vector_assign_string_element(vector, i, col.same);
+        } else {
+          const text = json[c] ? jsonText(col.same, `${what} column ${c + 1}`) : col.same;
+          for (let i = 0; i < len; i++) b.vector_assign_string_element(vector, i, text);
+        }
       } else {
         mask.fill(0xff);
         let anyNull = false;
@@ -311,7 +316,7 @@ export function appendColumnBatch(app: DuckDBAppender, what: string, columns: re
           if (v === null || v === undefined) {
             mask[i >> 3]! &= ~(1 << (i & 7));
             anyNull = true;
-          } else if (typeof v === 'string') b.vector_assign_string_element(vector, i, v);
+          } else if (typeof v === 'string') b.vector_assign_string_element(vector, i, json[c] ? jsonText(v, `${what} column ${c + 1}`) : v);
           else throw new AppendValueError(`${what} column ${c + 1}: a ${typeof v} for a VARCHAR column (row ${at + i + 1})`);
         }
         if (anyNull) setValidity(vector, len);

@@ -122,6 +122,11 @@ describe('Store.append', () => {
     await expect(s.appendTempColumns('tw_cols', [{ ints: b }, { ints: b }, { ints: c }, { same: null }, { same: null }], 10)).rejects.toThrow(/tw_cols column 1: a BigUint64Array for a BIGINT column/);
     await expect(s.appendTempColumns('tw_cols', [{ ints: a.subarray(0, 5) }, { ints: b }, { ints: c }, { same: null }, { same: null }], 10)).rejects.toThrow(/column 1: fewer than 10 values/);
     expect(await s.count('tw_cols' as never)).toBe(n);
+    // a JSON column's texts are JSON
+    await s.run('CREATE TEMP TABLE tw_json (j JSON)');
+    await expect(s.appendTempColumns('tw_json', [{ values: ['{"a":1}', '{"a":'] }], 2)).rejects.toThrow(/tw_json column 1: "\{\\"a\\":" is not JSON text/);
+    expect(await s.appendTempColumns('tw_json', [{ values: ['{"a":1}', null] }], 2)).toBe(2);
+    expect(await s.rows(`SELECT j->>'a' AS a FROM tw_json`)).toEqual([{ a: '1' }, { a: null }]);
   });
 
   it('appendTemp across data chunks: every value exact, NULLs where they were, a bad value named with its row', async () => {

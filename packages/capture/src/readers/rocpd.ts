@@ -6,7 +6,7 @@ import { ROCPROF_MEMORY, createRocprofStaging, dropRocprofStaging, loadRocprofSt
 import { setImportMemory } from '../capture-rows';
 import { sha256File, type SourceFile } from '../source-file';
 import { traceMessages } from '../trace-messages';
-import { dispatchBatchesOnWorker, type DispatchBatch } from './rocpd-worker';
+import { dispatchBatchesOnWorker, hostBatchesOnWorker, type DispatchBatch, type HostBatch } from './rocpd-worker';
 
 /**
  * rocprofv3's default output since ROCm 7: the rocpd SQLite database
@@ -112,6 +112,56 @@ function batchColumns(b: DispatchBatch, noAgentKind: string): ColumnBatch[] {
     u(8), u(9), u(10), u(11), u(12), u(13), { same: null }, { ints: b.seq },
     { ints: b.agentK, nulls: b.agentKNull }, { ints: b.kernelK, nulls: b.kernelKNull },
   ];
+}
+
+/** A worker's host batch as tw_rp_host's columns (as {@link importRocpd}'s hostRow fills them row by row). */
+function hostColumns(b: HostBatch): ColumnBatch[] {
+  const u = (c: number): ColumnBatch => ({ ints: b.u[c]!, nulls: b.uNull[c]! });
+  return [
+    { ints: b.line, nulls: b.lineNull }, { values: b.kind }, { values: b.op }, { values: b.name }, { ints: b.device, nulls: b.deviceNull },
+    u(0), u(1), u(2), u(3), { values: b.args }, { ints: b.seq },
+  ];
+}
+
+/** No rows: a worker's stream for a database without host tables. */
+async function* noBatches(): AsyncGenerator<never, { records: number; outOfRange: number }> {
+  return { records: 0, outOfRange: 0 };
+}
+
+type Drained = { records: number; outOfRange: number } | { fallback: string };
+
+/**
+ * Appends the batches of several workers as they come, whichever is ready
+ * (one connection: one append at a time), and returns each worker's last
+ * word. A failure stops every worker.
+ */
+async function drainBatches<A, B>(streams: readonly [
+  { gen: AsyncGenerator<A, Drained>; append: (b: A) => Promise<number> },
+  { gen: AsyncGenerator<B, Drained>; append: (b: B) => Promise<number> },
+]): Promise<[Drained, Drained]> {
+  const s = streams as unknown as { gen: AsyncGenerator<unknown, Drained>; append: (b: unknown) => Promise<number> }[];
+  const results: Drained[] = [];
+  const pending = new Map<number, Promise<{ i: number; r: IteratorResult<unknown, Drained> }>>();
+  const ask = (i: number) => {
+    const p = s[i]!.gen.next().then((r) => ({ i, r }));
+    p.catch(() => undefined); // (raced below; a rejection left behind by an earlier failure is not unhandled)
+    pending.set(i, p);
+  };
+  s.forEach((_, i) => ask(i));
+  try {
+    while (pending.size > 0) {
+      const { i, r } = await Promise.race(pending.values());
+      pending.delete(i);
+      if (r.done === true) results[i] = r.value;
+      else {
+        await s[i]!.append(r.value);
+        ask(i);
+      }
+    }
+  } finally {
+    for (const x of s) void x.gen.return({ fallback: 'stopped' }).catch(() => undefined);
+  }
+  return [results[0]!, results[1]!];
 }
 
 /** A device kind from an agent's type (rocpd's `CPU`, `GPU`, `AIE`...): none or another is a GPU. */
@@ -245,40 +295,15 @@ export async function importRocpd(store: Store, src: SourceFile, opts: ImportOpt
         ];
       }
     };
-    // a large database's rows read on a worker thread, beside the appends (TICKWISE_ROCPD_WORKER=0: here, =1: on a
-    // worker whatever the size; to compare, the rows are the same)
-    const workerEnv = process.env['TICKWISE_ROCPD_WORKER'];
-    let onWorker = workerEnv === '1' || (workerEnv !== '0' && src.sizeBytes >= WORKER_BYTES);
-    if (onWorker) {
-      const batches = dispatchBatchesOnWorker({ path: src.path, setup, sql: kdSql, batchRows: WORKER_BATCH_ROWS });
-      let next;
-      try {
-        next = await batches.next();
-        while (next.done !== true) {
-          await store.appendTempColumns('tw_rp_kd', batchColumns(next.value, noAgentKind), next.value.n);
-          records += next.value.n;
-          next = await batches.next();
-        }
-      } finally {
-        // (stops the worker when an append failed)
-        await batches.return({ fallback: 'stopped' });
-      }
-      if ('fallback' in next.value) {
-        // a value the reader refuses itself (with its error): the rows read again, here
-        await store.run('DELETE FROM tw_rp_kd');
-        records = 0;
-        onWorker = false;
-      } else outOfRange += next.value.outOfRange;
-    }
-    if (!onWorker) await store.appendTemp('tw_rp_kd', kdRows());
-
-    // Host side: regions (HIP/HSA API calls, markers) and memory copies.
+    // Host side: regions (HIP/HSA API calls, markers) and memory copies: their queries (region: id, name, category,
+    // tid, s, e, corr; copy: id, name, tid, s, e, size, dst, src)
+    const hostQueries: { sql: string; kind: 'region' | 'copy' }[] = [];
     let hostRows = 0;
     const hostRow = (line: bigint | null, kind: string, op: string | null, name: string | null, device: bigint | null, tid: bigint | null, corr: bigint | null, s: bigint | null, e: bigint | null, args: string | null): unknown[] => {
       hostRows++;
       return [i64(line), kind, op, name, i32(device), ubig(tid), ubig(corr), ubig(s), ubig(e), args, hostRows];
     };
-    const hostRowsOf = function* (): Generator<unknown[]> {
+    {
       if (region && str) {
         const rc = columns(db, region);
         const inlineR = rc.has('start') && rc.has('end');
@@ -292,10 +317,7 @@ export async function importRocpd(store: Store, src: SourceFile, opts: ImportOpt
             ${event && rc.has('event_id') ? `LEFT JOIN ${event} E ON E.id = R.event_id${g('E', event, 'R', region)}` : ''}
             ${cat ? `LEFT JOIN ${str} CS ON CS.id = E.category_id${g('CS', str, 'R', region)}` : ''}
             ORDER BY s, R.id`;
-          // id, name, category, tid, s, e, corr (arrays, as kdRows)
-          for (const r of db.prepare(rsql).raw(true).iterate() as IterableIterator<unknown[]>) {
-            yield hostRow(asBig(r[0]), 'region', asText(r[2]), asText(r[1]), null, asBig(r[3]), asBig(r[6]), asBig(r[4]), asBig(r[5]), null);
-          }
+          hostQueries.push({ sql: rsql, kind: 'region' });
         }
       }
       if (copy) {
@@ -312,16 +334,52 @@ export async function importRocpd(store: Store, src: SourceFile, opts: ImportOpt
             ${agent && cc.has('dst_agent_id') ? `LEFT JOIN ${agent} DA ON DA.id = C.dst_agent_id${g('DA', agent, 'C', copy)}` : ''}
             ${agent && cc.has('src_agent_id') ? `LEFT JOIN ${agent} SA ON SA.id = C.src_agent_id${g('SA', agent, 'C', copy)}` : ''}
             ORDER BY s, C.id`;
-          // id, name, tid, s, e, size, dst, src
-          const num = (v: unknown) => asBig(v)?.toString() ?? 'null';
-          for (const r of db.prepare(csql).raw(true).iterate() as IterableIterator<unknown[]>) {
+          hostQueries.push({ sql: csql, kind: 'copy' });
+        }
+      }
+    }
+    const num = (v: unknown) => asBig(v)?.toString() ?? 'null';
+    const hostRowsOf = function* (): Generator<unknown[]> {
+      for (const q of hostQueries) {
+        for (const r of db.prepare(q.sql).raw(true).iterate() as IterableIterator<unknown[]>) {
+          if (q.kind === 'region') yield hostRow(asBig(r[0]), 'region', asText(r[2]), asText(r[1]), null, asBig(r[3]), asBig(r[6]), asBig(r[4]), asBig(r[5]), null);
+          else {
             const args = `{"bytes":${num(r[5])},"src_device":${num(r[7])},"dst_device":${num(r[6])}}`;
             yield hostRow(asBig(r[0]), 'memory_copy', 'MEMORY_COPY', asText(r[1]), asBig(r[6]), asBig(r[2]), null, asBig(r[3]), asBig(r[4]), args);
           }
         }
       }
     };
-    await store.appendTemp('tw_rp_host', hostRowsOf());
+
+    // A large database's rows are read on worker threads, the dispatches on one and the host rows on another, beside
+    // the appends here (TICKWISE_ROCPD_WORKER=0: all here, =1: on workers whatever the size; the rows are the same)
+    const workerEnv = process.env['TICKWISE_ROCPD_WORKER'];
+    let kdDone = false;
+    let hostDone = false;
+    if (workerEnv === '1' || (workerEnv !== '0' && src.sizeBytes >= WORKER_BYTES)) {
+      const [kd, host] = await drainBatches([
+        { gen: dispatchBatchesOnWorker({ path: src.path, setup, sql: kdSql, batchRows: WORKER_BATCH_ROWS }),
+          append: (b: DispatchBatch) => store.appendTempColumns('tw_rp_kd', batchColumns(b, noAgentKind), b.n) },
+        { gen: hostQueries.length === 0 ? noBatches() : hostBatchesOnWorker({ path: src.path, setup, queries: hostQueries, batchRows: WORKER_BATCH_ROWS }),
+          append: (b: HostBatch) => store.appendTempColumns('tw_rp_host', hostColumns(b), b.n) },
+      ] as const);
+      if ('fallback' in kd) {
+        // a value the reader refuses itself (with its error): the rows read again, here
+        await store.run('DELETE FROM tw_rp_kd');
+      } else {
+        records = kd.records;
+        outOfRange += kd.outOfRange;
+        kdDone = true;
+      }
+      if ('fallback' in host) await store.run('DELETE FROM tw_rp_host');
+      else {
+        hostRows = host.records;
+        outOfRange += host.outOfRange;
+        hostDone = true;
+      }
+    }
+    if (!kdDone) await store.appendTemp('tw_rp_kd', kdRows());
+    if (!hostDone) await store.appendTemp('tw_rp_host', hostRowsOf());
     if (records === 0 && hostRows === 0) throw new TickwiseError('empty-input', traceMessages.noDispatches('the database has no kernel dispatch, region or memory copy rows'), { file: src.displayPath });
     if (outOfRange > 0) diags.push({ severity: 'warning', code: 'value-out-of-range', message: traceMessages.outOfRangeValues(outOfRange, 'the rocpd rows') });
 
