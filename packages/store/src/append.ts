@@ -310,16 +310,14 @@ export function appendColumnBatch(app: DuckDBAppender, what: string, columns: re
         }
       } else {
         mask.fill(0xff);
-        let anyNull = false;
         for (let i = 0; i < len; i++) {
           const v = col.values[at + i];
-          if (v === null || v === undefined) {
-            mask[i >> 3]! &= ~(1 << (i & 7));
-            anyNull = true;
-          } else if (typeof v === 'string') b.vector_assign_string_element(vector, i, json[c] ? jsonText(v, `${what} column ${c + 1}`) : v);
+          if (v === null || v === undefined) mask[i >> 3]! &= ~(1 << (i & 7));
+          else if (typeof v === 'string') b.vector_assign_string_element(vector, i, json[c] ? jsonText(v, `${what} column ${c + 1}`) : v);
           else throw new AppendValueError(`${what} column ${c + 1}: a ${typeof v} for a VARCHAR column (row ${at + i + 1})`);
         }
-        if (anyNull) setValidity(vector, len);
+        // (every chunk, as for integers: its validity is never left from the chunk before)
+        setValidity(vector, len);
       }
     }
     app.appendDataChunk(chunk);
