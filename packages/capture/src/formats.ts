@@ -73,7 +73,8 @@ export const FORMATS: Readonly<Record<FormatName, FormatSpec>> = {
   },
 };
 
-async function readHead(src: SourceFile): Promise<string> {
+/** An input's first 64 KiB as text (a gzip's decompressed; '' for another compression): what the formats' sniffs read. */
+export async function readHead(src: SourceFile): Promise<string> {
   if (src.compression !== 'none') {
     const { createReadStream } = await import('node:fs');
     const zlib = await import('node:zlib');

@@ -183,46 +183,56 @@ export async function openInputs(
 }
 
 /**
- * jemalloc's setting (DuckDB's allocator) that gives freed pages back to the
- * system at once rather than after its 10 s decay.
+ * jemalloc's settings (DuckDB's allocator) for a large Chrome trace. Its
+ * default keeps freed pages 10 s, in one arena per thread that frees them
+ * (DuckDB's threads and the ones node runs its queries on). SHORT_DECAY: one
+ * arena, freed pages given back to the system after ~10 ms: a page freed
+ * and soon needed again is reused, not faulted in afresh. PROMPT_FREE: back
+ * at once, for a trace whose stage grows to the end (B/E), which under
+ * SHORT_DECAY peaked ~10 MB over twice its size.
  */
+const SHORT_DECAY = 'narenas:1,dirty_decay_ms:10,muzzy_decay_ms:0';
 const PROMPT_FREE = 'dirty_decay_ms:0,muzzy_decay_ms:0';
 
 /** An input this size (uncompressed; a compressed file counted at ten times its size) or more is large. */
 const LARGE_TRACE_BYTES = 64e6;
 
 /**
- * Sets DuckDB's allocator to give freed memory back at once
- * (`DUCKDB_JE_MALLOC_CONF`, unless the user set it) when `inputs` hold a
- * large Chrome trace: its import loads a part, writes its host spans and
- * frees it, again and again, and with jemalloc's default decay the freed
- * parts stayed in the process (a 174 MB Kineto trace peaked at ~400 MB under
- * a 150 MB memory_limit; 305-335 MB with this, 15-25% slower: docs/performance.md). Only before
- * DuckDB's library is loaded (jemalloc reads it once): a verb calls it
- * before it opens a store. Returns whether it did.
+ * Sets DuckDB's allocator (`DUCKDB_JE_MALLOC_CONF`, unless the user set it)
+ * when `inputs` hold a large Chrome trace: its import loads a part, writes its
+ * host spans and frees it, again and again, and under jemalloc's default the
+ * freed parts stayed in the process (a 174 MB Kineto trace peaked at ~400 MB
+ * under a 150 MB memory_limit). SHORT_DECAY for most traces (275-300 MB,
+ * 2.7-2.9 s); PROMPT_FREE when one of them looks mostly B/E from its first
+ * bytes (`beginEndHeavy`), as it held ~290 MB for a 150 MB one where
+ * SHORT_DECAY held ~300 (docs/performance.md). Only before DuckDB's library is
+ * loaded (jemalloc reads it once): a verb calls it before it opens a store.
+ * Returns whether it did.
  */
 export async function freeMemoryPromptlyFor(inputs: readonly string[], formats: ReadonlyMap<string, string>, format?: string, env = process.env): Promise<boolean> {
   if (env['DUCKDB_JE_MALLOC_CONF'] !== undefined) return false;
-  const { detectFormat } = await import('./formats');
+  const { detectFormat, readHead } = await import('./formats');
+  const { beginEndHeavy } = await import('./readers/chrome-trace');
   const { openSource } = await import('./source-file');
+  let conf: string | undefined;
   for (const input of inputs) {
     if (input === '-') continue;
     const st = await stat(input).catch(() => undefined);
     if (st === undefined || !st.isFile() || st.size * 10 < LARGE_TRACE_BYTES) continue;
     const src = await openSource(input).catch(() => undefined);
     if (src === undefined) continue;
-    let found: string | undefined;
     try {
       // the compression as its bytes say (a gzip need not be named .gz)
       if (src.sizeBytes * (src.compression === 'none' ? 1 : 10) < LARGE_TRACE_BYTES) continue;
-      found = format ?? formats.get(input) ?? (await detectFormat(src).catch(() => undefined));
+      const found = format ?? formats.get(input) ?? (await detectFormat(src).catch(() => undefined));
+      if (found !== 'chrome-trace') continue;
+      const heavy = beginEndHeavy(await readHead(src).catch(() => ''));
+      conf = heavy || conf === PROMPT_FREE ? PROMPT_FREE : SHORT_DECAY;
     } finally {
       await src.cleanup().catch(() => undefined);
     }
-    if (found === 'chrome-trace') {
-      env['DUCKDB_JE_MALLOC_CONF'] = PROMPT_FREE;
-      return true;
-    }
   }
-  return false;
+  if (conf === undefined) return false;
+  env['DUCKDB_JE_MALLOC_CONF'] = conf;
+  return true;
 }

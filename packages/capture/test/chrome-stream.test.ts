@@ -132,6 +132,22 @@ describe('Chrome trace: host spans written as the scan goes', () => {
 });
 
 describe('the allocator setting for a large Chrome trace', () => {
+  const SHORT_DECAY = 'narenas:1,dirty_decay_ms:10,muzzy_decay_ms:0';
+  const PROMPT_FREE = 'dirty_decay_ms:0,muzzy_decay_ms:0';
+
+  it('takes a trace for B/E from its head: B and E events at least as many as the others, metadata not counted', async () => {
+    const { beginEndHeavy } = await import('../src/readers/chrome-trace');
+    const ev = (ph: string) => `{"name":"a","ph" : "${ph}","pid":1,"tid":1,"ts":1}`;
+    const head = (...phs: string[]) => `{"traceEvents":[${phs.map(ev).join(',\n')}`;
+    expect(beginEndHeavy(head('M', 'M', 'M', 'B', 'E', 'X'))).toBe(true);
+    expect(beginEndHeavy(head('B', 'E', 'X', 'X', 'i'))).toBe(false);
+    expect(beginEndHeavy(head('X', 'X', 'C'))).toBe(false);
+    expect(beginEndHeavy(head('M', 'M'))).toBe(false);
+    expect(beginEndHeavy('')).toBe(false);
+    // a head cut inside an event: the events whole before it count
+    expect(beginEndHeavy(`${head('B', 'E', 'B')},{"ph":"X`)).toBe(true);
+  });
+
   it('is made for a Chrome trace of 64 MB or more, not for a smaller one or another format, and never over a value the user set', async () => {
     const { freeMemoryPromptlyFor } = await import('../src/index');
     const { truncateSync } = await import('node:fs');
@@ -150,7 +166,15 @@ describe('the allocator setting for a large Chrome trace', () => {
     const env = (): Record<string, string | undefined> => ({});
     const e1 = env();
     expect(await freeMemoryPromptlyFor([small, big], new Map(), undefined, e1)).toBe(true);
-    expect(e1['DUCKDB_JE_MALLOC_CONF']).toBe('dirty_decay_ms:0,muzzy_decay_ms:0');
+    expect(e1['DUCKDB_JE_MALLOC_CONF']).toBe(SHORT_DECAY);
+    // a trace whose head is mostly B/E gets the prompt one, alone or beside another (the setting is the process's)
+    const beHead = `{"traceEvents":[\n{"ph":"M","name":"process_name","pid":1,"args":{"name":"p"}},\n${'{"ph":"B","name":"a","pid":1,"tid":1,"ts":1},\n{"ph":"E","pid":1,"tid":1,"ts":2},\n'.repeat(50)}`;
+    const bigBe = sized('big-be.json', beHead, 70e6);
+    for (const order of [[bigBe], [big, bigBe], [bigBe, big]]) {
+      const e = env();
+      expect(await freeMemoryPromptlyFor(order, new Map(), undefined, e)).toBe(true);
+      expect(e['DUCKDB_JE_MALLOC_CONF']).toBe(PROMPT_FREE);
+    }
     const e2 = env();
     expect(await freeMemoryPromptlyFor([small, jsonl, '-'], new Map(), undefined, e2)).toBe(false);
     expect(e2['DUCKDB_JE_MALLOC_CONF']).toBeUndefined();
@@ -165,6 +189,7 @@ describe('the allocator setting for a large Chrome trace', () => {
     appendFileSync(gz, Buffer.alloc(8e6)); // trailing bytes: the size on disk is what counts here
     const e5 = env();
     expect(await freeMemoryPromptlyFor([gz], new Map(), undefined, e5)).toBe(true);
+    expect(e5['DUCKDB_JE_MALLOC_CONF']).toBe(SHORT_DECAY);
     // a format given (--input-format) is taken as it is
     const e4 = env();
     expect(await freeMemoryPromptlyFor([big], new Map(), 'rocprofv3-json', e4)).toBe(false);
@@ -181,7 +206,7 @@ describe('the allocator setting for a large Chrome trace', () => {
     vi.stubEnv('DUCKDB_JE_MALLOC_CONF', undefined);
     try {
       await expect(openInputs([big])).rejects.toThrow();
-      expect(process.env['DUCKDB_JE_MALLOC_CONF']).toBe('dirty_decay_ms:0,muzzy_decay_ms:0');
+      expect(process.env['DUCKDB_JE_MALLOC_CONF']).toBe(SHORT_DECAY);
     } finally {
       vi.unstubAllEnvs();
     }
