@@ -299,6 +299,19 @@ describe('Chrome trace JSON: PyTorch / Kineto', () => {
     ]);
   });
 
+  it('a kernel\'s grid is its workgroup counts, each as args.grid[i] reads: an array\'s element that is a UINTEGER, else NULL', async () => {
+    const grids = ['[64,32,1]', null, '{"0":5}', '["12","7","1"]', '[-1,5,8589934592]', '[[1],2,3]', '"[1,2,3]"', '[4294967295]', '[]'];
+    const events = grids.map((g, i) => JSON.stringify({ ph: 'X', cat: 'kernel', name: `k${i}`, pid: 0, tid: 7, ts: 10 * i, dur: 5, args: { device: 0, correlation: i } })
+      .replace(/\}\}$/, g === null ? '}}' : `,"grid":${g}}}`));
+    const file = join(tmp(), 'grids.json');
+    writeFileSync(file, `{"traceEvents":[\n${events.join(',\n')}\n]}`);
+    const { store } = await load(file);
+    const rows = await store.rows(`SELECT workgroup_count_x AS x, workgroup_count_y AS y, workgroup_count_z AS z FROM dispatches ORDER BY event_id`);
+    expect(rows.map((r) => [r['x'], r['y'], r['z']])).toEqual([
+      [64, 32, 1], [null, null, null], [null, null, null], [12, 7, 1], [null, 5, null], [null, 2, 3], [null, null, null], [4294967295, null, null], [null, null, null],
+    ]);
+  });
+
   it('baseTimeNanoseconds puts the trace on CLOCK_REALTIME, added exactly', async () => {
     const { store } = await load(KINETO);
     expect(await store.rows(`SELECT timeline, producer FROM captures`)).toEqual([{ timeline: 'realtime', producer: 'PyTorch profiler (Kineto) Chrome trace' }]);
