@@ -199,15 +199,16 @@ const LARGE_TRACE_BYTES = 64e6;
 
 /**
  * Sets DuckDB's allocator (`DUCKDB_JE_MALLOC_CONF`, unless the user set it)
- * when `inputs` hold a large Chrome trace: its import loads a part, writes its
- * host spans and frees it, again and again, and under jemalloc's default the
- * freed parts stayed in the process (a 174 MB Kineto trace peaked at ~400 MB
- * under a 150 MB memory_limit). SHORT_DECAY for most traces (275-300 MB,
- * 2.7-2.9 s); PROMPT_FREE when one of them looks mostly B/E from its first
- * bytes (`beginEndHeavy`), as it held ~290 MB for a 150 MB one where
- * SHORT_DECAY held ~300 (docs/performance.md). Only before DuckDB's library is
- * loaded (jemalloc reads it once): a verb calls it before it opens a store.
- * Returns whether it did.
+ * when `inputs` hold a large Chrome trace or rocprofv3 JSON: their imports
+ * load a part, write its rows and free it, again and again, and under
+ * jemalloc's default the freed parts stayed in the process (a 174 MB Kineto
+ * trace peaked at ~400 MB under a 150 MB memory_limit; 1 GB of rocprofv3 JSON
+ * at 1.23 GB). SHORT_DECAY for most (the Kineto trace 275-300 MB, 2.7-2.9 s;
+ * the rocprofv3 JSON 0.90 GB, as fast); PROMPT_FREE when a Chrome trace looks
+ * mostly B/E from its first bytes (`beginEndHeavy`), as it held ~290 MB for a
+ * 150 MB one where SHORT_DECAY held ~300 (docs/performance.md). Only before
+ * DuckDB's library is loaded (jemalloc reads it once): a verb calls it before
+ * it opens a store. Returns whether it did.
  */
 export async function freeMemoryPromptlyFor(inputs: readonly string[], formats: ReadonlyMap<string, string>, format?: string, env = process.env): Promise<boolean> {
   if (env['DUCKDB_JE_MALLOC_CONF'] !== undefined) return false;
@@ -225,8 +226,8 @@ export async function freeMemoryPromptlyFor(inputs: readonly string[], formats: 
       // the compression as its bytes say (a gzip need not be named .gz)
       if (src.sizeBytes * (src.compression === 'none' ? 1 : 10) < LARGE_TRACE_BYTES) continue;
       const found = format ?? formats.get(input) ?? (await detectFormat(src).catch(() => undefined));
-      if (found !== 'chrome-trace') continue;
-      const heavy = beginEndHeavy(await readHead(src).catch(() => ''));
+      if (found !== 'chrome-trace' && found !== 'rocprofv3-json') continue;
+      const heavy = found === 'chrome-trace' && beginEndHeavy(await readHead(src).catch(() => ''));
       conf = heavy || conf === PROMPT_FREE ? PROMPT_FREE : SHORT_DECAY;
     } finally {
       await src.cleanup().catch(() => undefined);

@@ -131,7 +131,7 @@ describe('Chrome trace: host spans written as the scan goes', () => {
   }, 240_000);
 });
 
-describe('the allocator setting for a large Chrome trace', () => {
+describe('the allocator setting for a large Chrome trace or rocprofv3 JSON', () => {
   const SHORT_DECAY = 'narenas:1,dirty_decay_ms:10,muzzy_decay_ms:0';
   const PROMPT_FREE = 'dirty_decay_ms:0,muzzy_decay_ms:0';
 
@@ -148,7 +148,7 @@ describe('the allocator setting for a large Chrome trace', () => {
     expect(beginEndHeavy(`${head('B', 'E', 'B')},{"ph":"X`)).toBe(true);
   });
 
-  it('is made for a Chrome trace of 64 MB or more, not for a smaller one or another format, and never over a value the user set', async () => {
+  it('is made for a Chrome trace or rocprofv3 JSON of 64 MB or more, not for a smaller one or another format, and never over a value the user set', async () => {
     const { freeMemoryPromptlyFor } = await import('../src/index');
     const { truncateSync } = await import('node:fs');
     const dir = tmp();
@@ -190,9 +190,17 @@ describe('the allocator setting for a large Chrome trace', () => {
     const e5 = env();
     expect(await freeMemoryPromptlyFor([gz], new Map(), undefined, e5)).toBe(true);
     expect(e5['DUCKDB_JE_MALLOC_CONF']).toBe(SHORT_DECAY);
-    // a format given (--input-format) is taken as it is
+    // rocprofv3 JSON gets the short decay too (its parts load as a Chrome trace's do); a format given
+    // (--input-format) is taken as it is
+    const rocprof = sized('big-rocprof.json', '{"rocprofiler-sdk-tool":[{"metadata":{}}', 70e6);
+    const e6 = env();
+    expect(await freeMemoryPromptlyFor([rocprof], new Map(), undefined, e6)).toBe(true);
+    expect(e6['DUCKDB_JE_MALLOC_CONF']).toBe(SHORT_DECAY);
+    const e7 = env();
+    expect(await freeMemoryPromptlyFor([rocprof, bigBe], new Map(), undefined, e7)).toBe(true);
+    expect(e7['DUCKDB_JE_MALLOC_CONF']).toBe(PROMPT_FREE);
     const e4 = env();
-    expect(await freeMemoryPromptlyFor([big], new Map(), 'rocprofv3-json', e4)).toBe(false);
+    expect(await freeMemoryPromptlyFor([big], new Map(), 'rocprofv3-csv', e4)).toBe(false);
   });
 
   it('is made by a verb given the trace itself (openInputs), before its store opens', async () => {
