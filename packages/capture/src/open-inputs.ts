@@ -183,13 +183,16 @@ export async function openInputs(
 }
 
 /**
- * jemalloc's settings (DuckDB's allocator) for a large Chrome trace. Its
- * default keeps freed pages 10 s, in one arena per thread that frees them
- * (DuckDB's threads and the ones node runs its queries on). SHORT_DECAY: one
- * arena, freed pages given back to the system after ~10 ms: a page freed
- * and soon needed again is reused, not faulted in afresh. PROMPT_FREE: back
- * at once, for a trace whose stage grows to the end (B/E), which under
- * SHORT_DECAY peaked ~10 MB over twice its size.
+ * jemalloc's settings (DuckDB's allocator) for a large Chrome trace or
+ * rocprofv3 JSON. Its default keeps freed pages 10 s, in one arena per
+ * thread that frees them (DuckDB's threads and the ones node runs its
+ * queries on). SHORT_DECAY: one arena, freed pages given back to the system
+ * after ~10 ms, so a page freed and soon needed again is reused, not faulted
+ * in afresh (~12% faster than PROMPT_FREE for a 174 MB Kineto trace, 17% for
+ * 1 GB), but its peak moves with the timing (316-366 MB for the 174 MB
+ * trace). PROMPT_FREE: back at once, the peak steady (305-340 MB): for a
+ * Chrome trace under {@link SHORT_DECAY_BYTES}, whose peak must stay under
+ * twice its size, and one whose stage grows to the end (B/E).
  */
 const SHORT_DECAY = 'narenas:1,dirty_decay_ms:10,muzzy_decay_ms:0';
 const PROMPT_FREE = 'dirty_decay_ms:0,muzzy_decay_ms:0';
@@ -198,17 +201,25 @@ const PROMPT_FREE = 'dirty_decay_ms:0,muzzy_decay_ms:0';
 const LARGE_TRACE_BYTES = 64e6;
 
 /**
+ * A Chrome trace this size or more (counted as for LARGE_TRACE_BYTES) gets
+ * SHORT_DECAY: ~150 MB of process, ~150-180 MB of DuckDB and the allocator's
+ * slack stay well under twice it.
+ */
+const SHORT_DECAY_BYTES = 200e6;
+
+/**
  * Sets DuckDB's allocator (`DUCKDB_JE_MALLOC_CONF`, unless the user set it)
  * when `inputs` hold a large Chrome trace or rocprofv3 JSON: their imports
  * load a part, write its rows and free it, again and again, and under
  * jemalloc's default the freed parts stayed in the process (a 174 MB Kineto
  * trace peaked at ~400 MB under a 150 MB memory_limit; 1 GB of rocprofv3 JSON
- * at 1.23 GB). SHORT_DECAY for most (the Kineto trace 275-300 MB, 2.7-2.9 s;
- * the rocprofv3 JSON 0.90 GB, as fast); PROMPT_FREE when a Chrome trace looks
- * mostly B/E from its first bytes (`beginEndHeavy`), as it held ~290 MB for a
- * 150 MB one where SHORT_DECAY held ~300 (docs/performance.md). Only before
- * DuckDB's library is loaded (jemalloc reads it once): a verb calls it before
- * it opens a store. Returns whether it did.
+ * at 1.23 GB). SHORT_DECAY for rocprofv3 JSON (1 GB: 0.90 GB, as fast) and a
+ * Chrome trace of {@link SHORT_DECAY_BYTES} or more (1 GB of Kineto: 14.4 s,
+ * 820 MB, against 17.4 s, 869 MB); PROMPT_FREE for a smaller Chrome trace or
+ * one that looks mostly B/E from its first bytes (`beginEndHeavy`), and for
+ * all when any input wants it (docs/performance.md). Only before DuckDB's
+ * library is loaded (jemalloc reads it once): a verb calls it before it opens
+ * a store. Returns whether it did.
  */
 export async function freeMemoryPromptlyFor(inputs: readonly string[], formats: ReadonlyMap<string, string>, format?: string, env = process.env): Promise<boolean> {
   if (env['DUCKDB_JE_MALLOC_CONF'] !== undefined) return false;
@@ -224,11 +235,12 @@ export async function freeMemoryPromptlyFor(inputs: readonly string[], formats: 
     if (src === undefined) continue;
     try {
       // the compression as its bytes say (a gzip need not be named .gz)
-      if (src.sizeBytes * (src.compression === 'none' ? 1 : 10) < LARGE_TRACE_BYTES) continue;
+      const bytes = src.sizeBytes * (src.compression === 'none' ? 1 : 10);
+      if (bytes < LARGE_TRACE_BYTES) continue;
       const found = format ?? formats.get(input) ?? (await detectFormat(src).catch(() => undefined));
       if (found !== 'chrome-trace' && found !== 'rocprofv3-json') continue;
-      const heavy = found === 'chrome-trace' && beginEndHeavy(await readHead(src).catch(() => ''));
-      conf = heavy || conf === PROMPT_FREE ? PROMPT_FREE : SHORT_DECAY;
+      const prompt = found === 'chrome-trace' && (bytes < SHORT_DECAY_BYTES || beginEndHeavy(await readHead(src).catch(() => '')));
+      conf = prompt || conf === PROMPT_FREE ? PROMPT_FREE : SHORT_DECAY;
     } finally {
       await src.cleanup().catch(() => undefined);
     }

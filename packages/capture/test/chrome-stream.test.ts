@@ -166,11 +166,16 @@ describe('the allocator setting for a large Chrome trace or rocprofv3 JSON', () 
     const env = (): Record<string, string | undefined> => ({});
     const e1 = env();
     expect(await freeMemoryPromptlyFor([small, big], new Map(), undefined, e1)).toBe(true);
-    expect(e1['DUCKDB_JE_MALLOC_CONF']).toBe(SHORT_DECAY);
+    // under 200 MB: freed memory given back at once (the peak under twice the trace); from 200 MB a short decay
+    expect(e1['DUCKDB_JE_MALLOC_CONF']).toBe(PROMPT_FREE);
+    const huge = sized('huge.json', chromeHead, 250e6);
+    const e0 = env();
+    expect(await freeMemoryPromptlyFor([huge], new Map(), undefined, e0)).toBe(true);
+    expect(e0['DUCKDB_JE_MALLOC_CONF']).toBe(SHORT_DECAY);
     // a trace whose head is mostly B/E gets the prompt one, alone or beside another (the setting is the process's)
     const beHead = `{"traceEvents":[\n{"ph":"M","name":"process_name","pid":1,"args":{"name":"p"}},\n${'{"ph":"B","name":"a","pid":1,"tid":1,"ts":1},\n{"ph":"E","pid":1,"tid":1,"ts":2},\n'.repeat(50)}`;
-    const bigBe = sized('big-be.json', beHead, 70e6);
-    for (const order of [[bigBe], [big, bigBe], [bigBe, big]]) {
+    const bigBe = sized('big-be.json', beHead, 250e6);
+    for (const order of [[bigBe], [huge, bigBe], [bigBe, huge], [huge, big]]) {
       const e = env();
       expect(await freeMemoryPromptlyFor(order, new Map(), undefined, e)).toBe(true);
       expect(e['DUCKDB_JE_MALLOC_CONF']).toBe(PROMPT_FREE);
@@ -189,7 +194,7 @@ describe('the allocator setting for a large Chrome trace or rocprofv3 JSON', () 
     appendFileSync(gz, Buffer.alloc(8e6)); // trailing bytes: the size on disk is what counts here
     const e5 = env();
     expect(await freeMemoryPromptlyFor([gz], new Map(), undefined, e5)).toBe(true);
-    expect(e5['DUCKDB_JE_MALLOC_CONF']).toBe(SHORT_DECAY);
+    expect(e5['DUCKDB_JE_MALLOC_CONF']).toBe(PROMPT_FREE); // (counted at ~80 MB: under 200)
     // rocprofv3 JSON gets the short decay too (its parts load as a Chrome trace's do); a format given
     // (--input-format) is taken as it is
     const rocprof = sized('big-rocprof.json', '{"rocprofiler-sdk-tool":[{"metadata":{}}', 70e6);
@@ -199,6 +204,9 @@ describe('the allocator setting for a large Chrome trace or rocprofv3 JSON', () 
     const e7 = env();
     expect(await freeMemoryPromptlyFor([rocprof, bigBe], new Map(), undefined, e7)).toBe(true);
     expect(e7['DUCKDB_JE_MALLOC_CONF']).toBe(PROMPT_FREE);
+    const e8 = env();
+    expect(await freeMemoryPromptlyFor([rocprof, huge], new Map(), undefined, e8)).toBe(true);
+    expect(e8['DUCKDB_JE_MALLOC_CONF']).toBe(SHORT_DECAY);
     const e4 = env();
     expect(await freeMemoryPromptlyFor([big], new Map(), 'rocprofv3-csv', e4)).toBe(false);
   });
@@ -214,7 +222,7 @@ describe('the allocator setting for a large Chrome trace or rocprofv3 JSON', () 
     vi.stubEnv('DUCKDB_JE_MALLOC_CONF', undefined);
     try {
       await expect(openInputs([big])).rejects.toThrow();
-      expect(process.env['DUCKDB_JE_MALLOC_CONF']).toBe(SHORT_DECAY);
+      expect(process.env['DUCKDB_JE_MALLOC_CONF']).toBe(PROMPT_FREE);
     } finally {
       vi.unstubAllEnvs();
     }
