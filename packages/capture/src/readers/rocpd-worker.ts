@@ -53,6 +53,11 @@ export interface HostBatch {
   args: (string | null)[];
   /** the row's place among the host rows, from 1 */
   seq: BigInt64Array;
+  /** a region's category and name by number (its op and name NULL; see the reader's tw_rp_hname) */
+  opK: BigInt64Array;
+  opKNull: Uint8Array;
+  nameK: BigInt64Array;
+  nameKNull: Uint8Array;
 }
 
 /** A batch of dispatch rows, by column (typed arrays of at least `n`; a `...Null` array holds 1 where the value is NULL). */
@@ -201,14 +206,21 @@ const fresh = () => ({
   n: 0, line: new BigInt64Array(batchRows), lineNull: new Uint8Array(batchRows), kind: [], op: [], name: [], device: new Int32Array(batchRows),
   deviceNull: new Uint8Array(batchRows), u: [0, 1, 2, 3].map(() => new BigUint64Array(batchRows)), uNull: [0, 1, 2, 3].map(() => new Uint8Array(batchRows)),
   args: [], seq: new BigInt64Array(batchRows),
+  opK: new BigInt64Array(batchRows), opKNull: new Uint8Array(batchRows), nameK: new BigInt64Array(batchRows), nameKNull: new Uint8Array(batchRows),
 });
-const buffers = (b) => [b.line, b.lineNull, b.device, b.deviceNull, ...b.u, ...b.uNull, b.seq].map((a) => a.buffer);
+const buffers = (b) => [b.line, b.lineNull, b.device, b.deviceNull, ...b.u, ...b.uNull, b.seq, b.opK, b.opKNull, b.nameK, b.nameKNull].map((a) => a.buffer);
+// a string-table number (SQLite's row_number through a join): an integer or NULL
+const putK = (arr, nulls, i, v) => {
+  if (v === null) nulls[i] = 1;
+  else if (typeof v === 'bigint') arr[i] = v;
+  else throw new Error('internal: a string number that is no integer');
+};
 const num = (v) => { const x = asBig(v); return x === null ? 'null' : x.toString(); };
 run((db) => {
   let b = fresh();
   let records = 0;
-  // one host row: line, kind, op, name, device, then tid, correlation, start, end, then args
-  const add = (line, kind, op, name, device, tid, corr, s, e, args) => {
+  // one host row: line, kind, op, name, device, then tid, correlation, start, end, then args, then op and name by number
+  const add = (line, kind, op, name, device, tid, corr, s, e, args, opK = null, nameK = null) => {
     const i = b.n;
     const l = i64(line);
     if (l === null) b.lineNull[i] = 1;
@@ -224,6 +236,8 @@ run((db) => {
     putU(b.u[2], b.uNull[2], i, s);
     putU(b.u[3], b.uNull[3], i, e);
     b.args.push(args);
+    putK(b.opK, b.opKNull, i, opK);
+    putK(b.nameK, b.nameKNull, i, nameK);
     records++;
     b.seq[i] = BigInt(records);
     if (++b.n === batchRows) {
@@ -233,7 +247,7 @@ run((db) => {
   };
   for (const q of queries) {
     for (const r of db.prepare(q.sql).raw(true).iterate()) {
-      if (q.kind === 'region') add(asBig(r[0]), 'region', asText(r[2]), asText(r[1]), null, asBig(r[3]), asBig(r[6]), asBig(r[4]), asBig(r[5]), null);
+      if (q.kind === 'region') add(asBig(r[0]), 'region', null, null, null, asBig(r[3]), asBig(r[6]), asBig(r[4]), asBig(r[5]), null, r[2], r[1]);
       else add(asBig(r[0]), 'memory_copy', 'MEMORY_COPY', asText(r[1]), asBig(r[6]), asBig(r[2]), null, asBig(r[3]), asBig(r[4]),
         '{"bytes":' + num(r[5]) + ',"src_device":' + num(r[7]) + ',"dst_device":' + num(r[6]) + '}');
     }

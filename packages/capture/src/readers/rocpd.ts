@@ -119,7 +119,7 @@ function hostColumns(b: HostBatch): ColumnBatch[] {
   const u = (c: number): ColumnBatch => ({ ints: b.u[c]!, nulls: b.uNull[c]! });
   return [
     { ints: b.line, nulls: b.lineNull }, { values: b.kind }, { values: b.op }, { values: b.name }, { ints: b.device, nulls: b.deviceNull },
-    u(0), u(1), u(2), u(3), { values: b.args }, { ints: b.seq },
+    u(0), u(1), u(2), u(3), { values: b.args }, { ints: b.seq }, { ints: b.opK, nulls: b.opKNull }, { ints: b.nameK, nulls: b.nameKNull },
   ];
 }
 
@@ -299,23 +299,28 @@ export async function importRocpd(store: Store, src: SourceFile, opts: ImportOpt
     // tid, s, e, corr; copy: id, name, tid, s, e, size, dst, src)
     const hostQueries: { sql: string; kind: 'region' | 'copy' }[] = [];
     let hostRows = 0;
-    const hostRow = (line: bigint | null, kind: string, op: string | null, name: string | null, device: bigint | null, tid: bigint | null, corr: bigint | null, s: bigint | null, e: bigint | null, args: string | null): unknown[] => {
+    const hostRow = (line: bigint | null, kind: string, op: string | null, name: string | null, device: bigint | null, tid: bigint | null, corr: bigint | null, s: bigint | null, e: bigint | null, args: string | null, opK: unknown = null, nameK: unknown = null): unknown[] => {
       hostRows++;
-      return [i64(line), kind, op, name, i32(device), ubig(tid), ubig(corr), ubig(s), ubig(e), args, hostRows];
+      return [i64(line), kind, op, name, i32(device), ubig(tid), ubig(corr), ubig(s), ubig(e), args, hostRows, opK, nameK];
     };
     {
       if (region && str) {
         const rc = columns(db, region);
         const inlineR = rc.has('start') && rc.has('end');
         if (inlineR || (rc.has('start_id') && ts)) {
+          // a region's name and category by number into the string table (see numbered), read back by the loader
+          // (tw_rp_host_v): rocpd names each once, and a text a row crossed into JS and back for every region
+          const strN = numbered(db, str, 'tw_rp_str', setup);
+          await store.appendTemp('tw_rp_hname', (db.prepare(`SELECT S.tw_k, S.string FROM ${strN} S ORDER BY S.tw_k`).raw(true).all() as unknown[][])
+            .map((r) => [r[0], asText(r[1])]));
           const cat = event && eventCols.has('category_id') && rc.has('event_id');
-          const rsql = `SELECT R.id AS id, NS.string AS name, ${cat ? 'CS.string' : 'NULL'} AS category, ${inlineR ? 'R.tid' : 'T.tid'} AS tid,
+          const rsql = `SELECT R.id AS id, NS.tw_k AS name_k, ${cat ? 'CS.tw_k' : 'NULL'} AS category_k, ${inlineR ? 'R.tid' : 'T.tid'} AS tid,
               ${inlineR ? 'R."start"' : 'TS.value'} AS s, ${inlineR ? 'R."end"' : 'TE.value'} AS e, ${hasCorr && rc.has('event_id') ? 'E.correlation_id' : 'NULL'} AS corr
-            FROM ${region} R LEFT JOIN ${str} NS ON NS.id = R.name_id${g('NS', str, 'R', region)}
+            FROM ${region} R LEFT JOIN ${strN} NS ON NS.id = R.name_id${g('NS', str, 'R', region)}
             ${inlineR ? '' : `LEFT JOIN ${track} T ON T.id = R.track_id${g('T', track, 'R', region)} LEFT JOIN ${ts} TS ON TS.id = R.start_id${g('TS', ts, 'R', region)}
               LEFT JOIN ${ts} TE ON TE.id = R.end_id${g('TE', ts, 'R', region)}`}
             ${event && rc.has('event_id') ? `LEFT JOIN ${event} E ON E.id = R.event_id${g('E', event, 'R', region)}` : ''}
-            ${cat ? `LEFT JOIN ${str} CS ON CS.id = E.category_id${g('CS', str, 'R', region)}` : ''}
+            ${cat ? `LEFT JOIN ${strN} CS ON CS.id = E.category_id${g('CS', str, 'R', region)}` : ''}
             ORDER BY s, R.id`;
           hostQueries.push({ sql: rsql, kind: 'region' });
         }
@@ -342,7 +347,7 @@ export async function importRocpd(store: Store, src: SourceFile, opts: ImportOpt
     const hostRowsOf = function* (): Generator<unknown[]> {
       for (const q of hostQueries) {
         for (const r of db.prepare(q.sql).raw(true).iterate() as IterableIterator<unknown[]>) {
-          if (q.kind === 'region') yield hostRow(asBig(r[0]), 'region', asText(r[2]), asText(r[1]), null, asBig(r[3]), asBig(r[6]), asBig(r[4]), asBig(r[5]), null);
+          if (q.kind === 'region') yield hostRow(asBig(r[0]), 'region', null, null, null, asBig(r[3]), asBig(r[6]), asBig(r[4]), asBig(r[5]), null, r[2], r[1]);
           else {
             const args = `{"bytes":${num(r[5])},"src_device":${num(r[7])},"dst_device":${num(r[6])}}`;
             yield hostRow(asBig(r[0]), 'memory_copy', 'MEMORY_COPY', asText(r[1]), asBig(r[6]), asBig(r[2]), null, asBig(r[3]), asBig(r[4]), args);

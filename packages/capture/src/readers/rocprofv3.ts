@@ -49,7 +49,8 @@ const KD_COLUMNS = `line BIGINT, device INTEGER, device_kind VARCHAR, device_nam
  * texts and no numbers.
  */
 const NAMED_COLUMNS = `CREATE TEMP TABLE tw_rp_agent (k BIGINT, device_kind VARCHAR, device_name VARCHAR);
-  CREATE TEMP TABLE tw_rp_kname (k BIGINT, kernel VARCHAR)`;
+  CREATE TEMP TABLE tw_rp_kname (k BIGINT, kernel VARCHAR);
+  CREATE TEMP TABLE tw_rp_hname (k BIGINT, s VARCHAR)`;
 /**
  * tw_rp_kd with its kernel names (see {@link NAMED_COLUMNS}): by position
  * in the list of names (a lookup per row that keeps the rows' order, which a
@@ -73,9 +74,20 @@ const DEVICES_SQL = `SELECT g.device, max(coalesce(g.device_kind, a.device_kind)
  */
 export const ROCPROF_MEMORY = { minMb: 300, capMb: 700 } as const;
 
-/** Staging columns of host-side spans (API calls, markers, copies): one row each. */
+/**
+ * Staging columns of host-side spans (API calls, markers, copies): one row
+ * each. A region's name and category may be staged by number instead
+ * (`name_k`, `op_k`: 1, 2, ... into `tw_rp_hname`, with name and op NULL),
+ * as a dispatch's kernel is (see {@link NAMED_COLUMNS}): rocpd names each
+ * once in its string table. The other readers stage the texts.
+ */
 const HOST_COLUMNS = `line BIGINT, kind VARCHAR, op VARCHAR, name VARCHAR, device INTEGER, thread_id UBIGINT, correlation_id UBIGINT,
-  start_raw UBIGINT, end_raw UBIGINT, args JSON, seq BIGINT`;
+  start_raw UBIGINT, end_raw UBIGINT, args JSON, seq BIGINT, op_k BIGINT, name_k BIGINT`;
+/** tw_rp_host with its numbered texts read back by position, as {@link KD_VIEW} reads kernel names. */
+const HOST_VIEW = `CREATE OR REPLACE TEMP VIEW tw_rp_host_v AS SELECT * REPLACE (
+    coalesce(op, (SELECT list(s ORDER BY k) FROM tw_rp_hname)[op_k]) AS op,
+    coalesce(name, (SELECT list(s ORDER BY k) FROM tw_rp_hname)[name_k]) AS name)
+  FROM tw_rp_host`;
 
 /** Creates the empty staging tables (`tw_rp_kd`, `tw_rp_host`). */
 export async function createRocprofStaging(store: Store): Promise<void> {
@@ -88,7 +100,8 @@ export async function createRocprofStaging(store: Store): Promise<void> {
 /** Drops the staging tables. */
 export async function dropRocprofStaging(store: Store): Promise<void> {
   await store.run('DROP VIEW IF EXISTS tw_rp_kd_v');
-  for (const t of ['tw_rp_kd', 'tw_rp_host', 'tw_rp_agent', 'tw_rp_kname']) await store.run(`DROP TABLE IF EXISTS ${t}`);
+  await store.run('DROP VIEW IF EXISTS tw_rp_host_v');
+  for (const t of ['tw_rp_kd', 'tw_rp_host', 'tw_rp_agent', 'tw_rp_kname', 'tw_rp_hname']) await store.run(`DROP TABLE IF EXISTS ${t}`);
 }
 
 /** What a variant tells the shared loader about its source. */
@@ -118,6 +131,7 @@ export async function loadRocprofStaged(
   const ns = (col: string) => (offset === undefined || offset === 0n ? `TRY_CAST(${col} AS BIGINT)` : `TRY_CAST(${col}::HUGEINT - ${off}::HUGEINT AS BIGINT)`);
 
   await store.run(KD_VIEW);
+  await store.run(HOST_VIEW);
   const devices = await store.query(
     { device: 'number', kind: 'string?', name: 'string?', n: 'number' },
     `${DEVICES_SQL}
@@ -182,7 +196,7 @@ export async function loadRocprofStaged(
   await store.run(`INSERT INTO host_events
     SELECT ${captureId}, device, NULL, kind, op, name, correlation_id, NULL, NULL, NULL, TRY_CAST(thread_id AS BIGINT),
       ${ns('start_raw')} AS s_ns, ${ns('end_raw')} AS e_ns, e_ns - s_ns, '${timeSource}', s_ns IS NOT NULL AND e_ns IS NOT NULL AND e_ns >= s_ns, args, line
-    FROM tw_rp_host ${await orderByLineSeq(store, 'tw_rp_host')}`);
+    FROM tw_rp_host_v ${await orderByLineSeq(store, 'tw_rp_host')}`);
 
   if (b.missing > 0) diags.push({ severity: 'warning', code: 'missing-timestamp', message: traceMessages.badTimestamp('dispatch(es)', b.missing, 'start or end timestamp'), line: b.missing_line ?? undefined });
   if (b.nonpos > 0) diags.push({ severity: 'warning', code: 'non-positive-duration', message: traceMessages.nonPositiveDuration('dispatch(es)', b.nonpos), line: b.nonpos_line ?? undefined });
@@ -397,7 +411,7 @@ export async function importRocprofJson(store: Store, src: SourceFile, opts: Imp
         await store.run(`INSERT INTO tw_rp_host
           SELECT h._line, '${kind}', coalesce(o.kind_name, h.kind), coalesce(o.name, 'operation ' || h.operation), ${copy ? 'd.device' : 'NULL'},
             h.thread_id, h.correlation_id.internal, h.start_timestamp, h.end_timestamp,
-            ${copy ? `json_object('bytes', h.bytes, 'src_device', s.device, 'dst_device', d.device)` : 'NULL'}, (${k}::BIGINT << 40) + h.rowid
+            ${copy ? `json_object('bytes', h.bytes, 'src_device', s.device, 'dst_device', d.device)` : 'NULL'}, (${k}::BIGINT << 40) + h.rowid, NULL, NULL
           FROM tw_rpj_h${k} h
           LEFT JOIN tw_rpj_ops o ON o.proc = h._i[1] AND o.kind = h.kind AND o.op = h.operation
           ${copy ? 'LEFT JOIN tw_rpj_agent d ON d.proc = h._i[1] AND d.handle = h.dst_agent_id.handle LEFT JOIN tw_rpj_agent s ON s.proc = h._i[1] AND s.handle = h.src_agent_id.handle' : ''}`);
