@@ -13,10 +13,16 @@
  *             with every row, as the reader did: 3.25 s for 1 M.)
  *   import    importInput into a fresh file-backed store
  *
- *   scripts/bench-rocpd-import [--dispatches 1000000] [--reps 3] [--name-chars 394]
+ *   scripts/bench-rocpd-import [--dispatches 1000000] [--reps 3] [--name-chars 394] [--regions 1000000]
  *
  * `--name-chars N`: each kernel symbol's names N characters long, as a
  * templated HIP kernel's are (the fixture's are 11 and 17).
+ * `--regions N`: N HIP API regions beside the dispatches (`--sys-trace`,
+ * `--hip-trace`): the region and event tables of the schema-3 fixture
+ * (schema3-inline.sql: times inline, each region's event naming its
+ * category and correlation id), 8 API names, every 20th region a
+ * marker's. The baseline reads them too (their numbers, and their names'
+ * and categories' string ids), and the check counts them.
  *
  * Prints the median of each, dispatches/s, the ratio to the baseline, and
  * checks the stored dispatches against the generator's (count and summed
@@ -33,13 +39,20 @@ const root = resolve(import.meta.dirname, '..');
 const n = Number(opt('dispatches', '1000000'));
 const reps = Number(opt('reps', '3'));
 const nameChars = Number(opt('name-chars', '0'));
+const regions = Number(opt('regions', '0'));
 const work = join(tmpdir(), 'tickwise-bench-rocpd');
 mkdirSync(work, { recursive: true });
-const file = join(work, nameChars > 0 ? `rocpd-${n}-names${nameChars}.db` : `rocpd-${n}.db`);
+const file = join(work, `rocpd-${n}${nameChars > 0 ? `-names${nameChars}` : ''}${regions > 0 ? `-regions${regions}` : ''}.db`);
 const SUFFIX = '_0000a1b2_c3d4_7e5f_8a9b_0c1d2e3f4a5b';
 const truthDurNs = (() => {
   let s = 0n;
   for (let i = 0; i < n; i++) s += BigInt(1000 + (i % 7));
+  return s;
+})();
+/** Region i lasts 300 + i % 11 ns. */
+const truthRegionNs = (() => {
+  let s = 0n;
+  for (let i = 0; i < regions; i++) s += BigInt(300 + (i % 11));
   return s;
 })();
 
@@ -69,6 +82,22 @@ if (!existsSync(file)) {
     db.exec(`UPDATE "rocpd_info_kernel_symbol${SUFFIX}" SET display_name = substr('${body}', 1, ${nameChars} - length(id)) || id,
       kernel_name = substr('${body}', 1, ${nameChars} - length(id)) || id`);
   }
+  if (regions > 0) {
+    // the schema-3 fixture's region and event tables under this database's suffix and guid
+    const r3 = readFileSync(join(root, 'packages/capture/test/fixtures/rocpd/schema3-inline.sql'), 'utf8').split('\n')
+      .filter((l) => /^CREATE TABLE "rocpd_(region|event)_/.test(l))
+      .map((l) => l.replaceAll('_00000450_565d_765d_bc41_19a2073d19ee', SUFFIX).replace(/DEFAULT '00000450-[^']*'/, "DEFAULT 'g'"));
+    db.exec(r3.join('\n'));
+    const api = ['hipLaunchKernel', 'hipMemcpyAsync', 'hipStreamSynchronize', 'hipEventRecord', 'hipMalloc', 'hipFree', 'hipModuleLaunchKernel', 'hipGetDevice'];
+    db.exec(`INSERT OR IGNORE INTO "rocpd_string${SUFFIX}" (string) VALUES ${[...api, 'HIP_RUNTIME_API', 'MARKER_CORE_API', 'step'].map((x) => `('${x}')`).join(', ')}`);
+    const sid = (x: string) => `(SELECT id FROM "rocpd_string${SUFFIX}" WHERE string = '${x}')`;
+    const upR = `WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i < ${regions - 1})`;
+    db.exec(`${upR} INSERT INTO "rocpd_event${SUFFIX}" (id, category_id, correlation_id)
+      SELECT i + 1, CASE WHEN i % 20 = 19 THEN ${sid('MARKER_CORE_API')} ELSE ${sid('HIP_RUNTIME_API')} END, i + 1 FROM c`);
+    const name = `CASE WHEN i % 20 = 19 THEN ${sid('step')} ELSE (SELECT id FROM "rocpd_string${SUFFIX}" WHERE string = CASE i % 8 ${api.map((x, k) => `WHEN ${k} THEN '${x}'`).join(' ')} END) END`;
+    db.exec(`${upR} INSERT INTO "rocpd_region${SUFFIX}" (id, nid, pid, tid, start, "end", name_id, event_id)
+      SELECT i + 1, 1, 1, 4242 + i % 4, 9007199254000000 + i * 2000 - 500, 9007199254000000 + i * 2000 - 500 + 300 + i % 11, ${name}, i + 1 FROM c`);
+  }
   db.close();
   rmSync(file, { force: true });
   spawnSync('mv', [`${file}.tmp`, file]);
@@ -76,7 +105,7 @@ if (!existsSync(file)) {
 const bytes = statSync(file).size;
 
 type Kind = 'baseline' | 'import';
-interface Run { s: number; cpu_s: number; dispatches: number; dur_ns: string; rss_mb: number }
+interface Run { s: number; cpu_s: number; dispatches: number; dur_ns: string; regions: number; region_ns: string; rss_mb: number }
 function child(kind: Kind): Run {
   const db = join(work, 'bench.duckdb');
   for (const p of [db, `${db}.wal`]) if (existsSync(p)) rmSync(p);
@@ -91,6 +120,8 @@ function child(kind: Kind): Run {
     const c0 = process.cpuUsage();
     let dispatches = 0;
     let dur = 0n;
+    let regions = 0;
+    let regionNs = 0n;
     if (${JSON.stringify(kind)} === 'baseline') {
       const db = new Database(${JSON.stringify(file)}, { readonly: true });
       db.defaultSafeIntegers(true);
@@ -107,16 +138,28 @@ function child(kind: Kind): Run {
         dispatches++;
         dur += r[10] - r[9];
       }
+      if (${regions} > 0) {
+        // the regions: their numbers and their names' and categories' string ids, in row id order; the strings once
+        for (const r of db.prepare('SELECT id, guid, string FROM ' + t('string')).raw(true).iterate()) texts.push(r);
+        const rq = 'SELECT R.id, R.name_id, E.category_id, R.tid, R."start", R."end", E.correlation_id FROM ' + t('region')
+          + ' R LEFT JOIN ' + t('event') + ' E ON E.id = R.event_id AND E.guid = R.guid ORDER BY R.id, R."start"';
+        for (const r of db.prepare(rq).raw(true).iterate()) {
+          regions++;
+          regionNs += r[5] - r[4];
+        }
+      }
       db.close();
     } else {
       const s = await Store.open(${JSON.stringify(db)});
       dispatches = (await importInput(s, ${JSON.stringify(file)})).dispatches;
       dur = await s.scalar('SELECT sum(dur_ns)::HUGEINT FROM dispatches');
+      regions = Number(await s.scalar("SELECT count(*) FROM host_events WHERE kind = 'region'"));
+      regionNs = (await s.scalar("SELECT coalesce(sum(dur_ns), 0)::HUGEINT FROM host_events WHERE kind = 'region'")) ?? 0n;
       await s.close();
     }
     const s = (performance.now() - t0) / 1000;
     const c = process.cpuUsage(c0);
-    console.log(JSON.stringify({ s, cpu_s: (c.user + c.system) / 1e6, dispatches, dur_ns: String(dur), rss_mb: process.resourceUsage().maxRSS / 1024 }));
+    console.log(JSON.stringify({ s, cpu_s: (c.user + c.system) / 1e6, dispatches, dur_ns: String(dur), regions, region_ns: String(regionNs), rss_mb: process.resourceUsage().maxRSS / 1024 }));
   `;
   return runChild<Run>(code);
 }
@@ -128,7 +171,7 @@ for (let i = 0; i < reps; i++) {
   console.error(`rep ${i + 1}: ${kinds.map((k) => `${k} ${runs[k].at(-1)!.s.toFixed(2)} s`).join(', ')}`);
 }
 const base = median(runs.baseline.map((r) => r.s));
-console.log(`database: ${file} (${(bytes / 1e6).toFixed(1)} MB, ${n} dispatches), ${reps} reps, median, in child processes (module loading not counted)`);
+console.log(`database: ${file} (${(bytes / 1e6).toFixed(1)} MB, ${n} dispatches${regions > 0 ? `, ${regions} regions` : ''}), ${reps} reps, median, in child processes (module loading not counted)`);
 const names: Record<Kind, string> = { baseline: 'baseline: better-sqlite3 reads the rows', import: 'import into a fresh store' };
 for (const k of kinds) {
   const s = median(runs[k].map((r) => r.s));
@@ -136,6 +179,9 @@ for (const k of kinds) {
   const rss = Math.max(...runs[k].map((r) => r.rss_mb));
   console.log(`${names[k].padEnd(40)} ${s.toFixed(3).padStart(7)} s wall ${cpu.toFixed(3).padStart(7)} s CPU ${(n / s / 1e3).toFixed(0).padStart(6)}k dispatches/s ${(s / base).toFixed(2).padStart(6)}x baseline  peak RSS ${rss.toFixed(0)} MB`);
 }
-const bad = kinds.flatMap((k) => runs[k].filter((r) => r.dispatches !== n || r.dur_ns !== String(truthDurNs)).map((r) => `${k}: ${r.dispatches} dispatches, ${r.dur_ns} ns`));
-console.log(bad.length === 0 ? `check: ${n} dispatches, summed durations ${truthDurNs} ns, as generated` : `CHECK FAILED: ${bad.join('; ')} (want ${n}, ${truthDurNs})`);
+const bad = kinds.flatMap((k) => runs[k].filter((r) => r.dispatches !== n || r.dur_ns !== String(truthDurNs) || r.regions !== regions || r.region_ns !== String(truthRegionNs))
+  .map((r) => `${k}: ${r.dispatches} dispatches, ${r.dur_ns} ns; ${r.regions} regions, ${r.region_ns} ns`));
+console.log(bad.length === 0
+  ? `check: ${n} dispatches, summed durations ${truthDurNs} ns${regions > 0 ? `; ${regions} regions, ${truthRegionNs} ns` : ''}, as generated`
+  : `CHECK FAILED: ${bad.join('; ')} (want ${n}, ${truthDurNs}; ${regions}, ${truthRegionNs})`);
 if (bad.length > 0) process.exitCode = 1;
