@@ -188,11 +188,11 @@ export async function openInputs(
  * thread that frees them (DuckDB's threads and the ones node runs its
  * queries on). SHORT_DECAY: one arena, freed pages given back to the system
  * after ~10 ms, so a page freed and soon needed again is reused, not faulted
- * in afresh (~12% faster than PROMPT_FREE for a 174 MB Kineto trace, 17% for
- * 1 GB), but its peak moves with the timing (316-366 MB for the 174 MB
- * trace). PROMPT_FREE: back at once, the peak steady (305-340 MB): for a
- * Chrome trace under {@link SHORT_DECAY_BYTES}, whose peak must stay under
- * twice its size, and one whose stage grows to the end (B/E).
+ * in afresh (~12% faster than PROMPT_FREE for a 174 MB Kineto trace, ~14%
+ * for 1 GB), but its peak moves with the timing (324-375 MB of RSS for the
+ * 174 MB trace, 7 runs). PROMPT_FREE: back at once, the peak steady (312-348
+ * MB): for a Chrome trace under {@link SHORT_DECAY_BYTES}, whose peak must
+ * stay under twice its size, and one whose stage grows to the end (B/E).
  */
 const SHORT_DECAY = 'narenas:1,dirty_decay_ms:10,muzzy_decay_ms:0';
 const PROMPT_FREE = 'dirty_decay_ms:0,muzzy_decay_ms:0';
@@ -214,8 +214,8 @@ const SHORT_DECAY_BYTES = 200e6;
  * jemalloc's default the freed parts stayed in the process (a 174 MB Kineto
  * trace peaked at ~400 MB under a 150 MB memory_limit; 1 GB of rocprofv3 JSON
  * at 1.23 GB). SHORT_DECAY for rocprofv3 JSON (1 GB: 0.90 GB, as fast) and a
- * Chrome trace of {@link SHORT_DECAY_BYTES} or more (1 GB of Kineto: 14.4 s,
- * 820 MB, against 17.4 s, 869 MB); PROMPT_FREE for a smaller Chrome trace or
+ * Chrome trace of {@link SHORT_DECAY_BYTES} or more (1 GB of Kineto: 12.7-15.5
+ * s, ~830 MB, against 14.6-18.9 s, ~865 MB); PROMPT_FREE for a smaller Chrome trace or
  * one that looks mostly B/E from its first bytes (`beginEndHeavy`), and for
  * all when any input wants it (docs/performance.md). Only before DuckDB's
  * library is loaded (jemalloc reads it once): a verb calls it before it opens

@@ -269,11 +269,11 @@ const PART_FACTS = `bool_or(strpos(_ts, '.') > 0 OR strpos(_dur, '.') > 0) AS fr
  * DuckDB's bound while a trace's host spans are written as the scan goes:
  * 0.6 of its size, at least 150 MB (the loader raises it for a part with a
  * larger event). DuckDB keeps the blocks it has written cached up to its
- * bound, and with the allocator's short decay (open-inputs.ts) a bound of the
- * trace's size peaked a 174 MB Kineto trace at 330-355 MB; under 150 MB
- * 316-324 MB (104 MB: 275-300 MB, but real traces of a few MB ran out of
- * memory under 100 MB: a part, its host spans' row group and the routed
- * events' insert beside them need ~150 MB whatever the trace's size).
+ * bound: under the trace's size (1x, as before) it filled it. The 174 MB
+ * Kineto trace gets the floor (its peak 298-313 MB of RSS, against 314-326
+ * MB under 174 MB), a 1 GB trace 600 MB. Not lower: real traces of a few MB
+ * ran out of memory under a 100 MB floor (a part, its host spans' row group
+ * and the routed events' insert beside them need ~150 MB whatever the size).
  */
 const STREAMED = { minMb: 150, capMb: 700, perInput: 0.6 };
 
