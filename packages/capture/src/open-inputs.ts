@@ -213,9 +213,9 @@ const SHORT_DECAY_BYTES = 200e6;
  * load a part, write its rows and free it, again and again, and under
  * jemalloc's default the freed parts stayed in the process (a 174 MB Kineto
  * trace peaked at ~400 MB under a 150 MB memory_limit; 1 GB of rocprofv3 JSON
- * at 1.23 GB). SHORT_DECAY for rocprofv3 JSON (1 GB: 0.90 GB, as fast) and a
+ * at 1.26 GB). SHORT_DECAY for rocprofv3 JSON (1 GB: 0.92 GB, as fast) and a
  * Chrome trace of {@link SHORT_DECAY_BYTES} or more (1 GB of Kineto: 12.7-15.5
- * s, ~830 MB, against 14.6-18.9 s, ~865 MB); PROMPT_FREE for a smaller Chrome trace or
+ * s, ~850 MB, against 14.6-18.9 s, ~885 MB); PROMPT_FREE for a smaller Chrome trace or
  * one that looks mostly B/E from its first bytes (`beginEndHeavy`), and for
  * all when any input wants it (docs/performance.md). Only before DuckDB's
  * library is loaded (jemalloc reads it once): a verb calls it before it opens
