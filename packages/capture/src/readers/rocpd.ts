@@ -130,38 +130,56 @@ async function* noBatches(): AsyncGenerator<never, { records: number; outOfRange
 
 type Drained = { records: number; outOfRange: number } | { fallback: string };
 
+/** A worker's batches and how to append one (see {@link drainBatches}). */
+interface Drain {
+  readonly gen: AsyncGenerator<unknown, Drained>;
+  readonly append: (b: unknown) => Promise<number>;
+}
+function drain<B>(gen: AsyncGenerator<B, Drained>, append: (b: B) => Promise<number>): Drain {
+  return { gen, append: (b) => append(b as B) };
+}
+
 /**
  * Appends the batches of several workers as they come, whichever is ready
  * (one connection: one append at a time), and returns each worker's last
- * word. A failure stops every worker.
+ * word, in the order given. A failure stops every worker.
  */
-async function drainBatches<A, B>(streams: readonly [
-  { gen: AsyncGenerator<A, Drained>; append: (b: A) => Promise<number> },
-  { gen: AsyncGenerator<B, Drained>; append: (b: B) => Promise<number> },
-]): Promise<[Drained, Drained]> {
-  const s = streams as unknown as { gen: AsyncGenerator<unknown, Drained>; append: (b: unknown) => Promise<number> }[];
+async function drainBatches(streams: readonly Drain[]): Promise<Drained[]> {
   const results: Drained[] = [];
   const pending = new Map<number, Promise<{ i: number; r: IteratorResult<unknown, Drained> }>>();
   const ask = (i: number) => {
-    const p = s[i]!.gen.next().then((r) => ({ i, r }));
+    const p = streams[i]!.gen.next().then((r) => ({ i, r }));
     p.catch(() => undefined); // (raced below; a rejection left behind by an earlier failure is not unhandled)
     pending.set(i, p);
   };
-  s.forEach((_, i) => ask(i));
+  streams.forEach((_, i) => ask(i));
   try {
     while (pending.size > 0) {
       const { i, r } = await Promise.race(pending.values());
       pending.delete(i);
       if (r.done === true) results[i] = r.value;
       else {
-        await s[i]!.append(r.value);
+        await streams[i]!.append(r.value);
         ask(i);
       }
     }
   } finally {
-    for (const x of s) void x.gen.return({ fallback: 'stopped' }).catch(() => undefined);
+    for (const x of streams) void x.gen.return({ fallback: 'stopped' }).catch(() => undefined);
   }
-  return [results[0]!, results[1]!];
+  return results;
+}
+
+/**
+ * The row id that splits a dispatch table's ids in two halves (its smallest
+ * and largest ids' midpoint), for two workers to read a half each; null when
+ * the ids are not integers or span fewer than `minSpan`.
+ */
+function splitId(db: Sqlite, kd: string, minSpan: number): bigint | null {
+  const [lo, hi] = db.prepare(`SELECT min(id), max(id) FROM ${kd}`).raw(true).get() as unknown[];
+  const l = typeof lo === 'bigint' ? lo : typeof lo === 'number' ? BigInt(lo) : null;
+  const h = typeof hi === 'bigint' ? hi : typeof hi === 'number' ? BigInt(hi) : null;
+  if (l === null || h === null || h - l < BigInt(minSpan)) return null;
+  return l + (h - l) / 2n;
 }
 
 /** A device kind from an agent's type (rocpd's `CPU`, `GPU`, `AIE`...): none or another is a GPU. */
@@ -239,14 +257,16 @@ export async function importRocpd(store: Store, src: SourceFile, opts: ImportOpt
     // in row id order, the order the store keeps (line, seq): SQLite reads them so without a sort (by start time, a
     // sort of every row: 1 M dispatches read in 3.3 s against 2.6), and the copy to dispatches needs none either.
     // Rows of one id (a merged database's processes) by start, as before
-    const kdSql = `SELECT K.id AS row_id, ${agentIndex ? `coalesce(A.${agentIndex}, ${t}.agent_id)` : `${t}.agent_id`} AS device,
+    const kdSelect = `SELECT K.id AS row_id, ${agentIndex ? `coalesce(A.${agentIndex}, ${t}.agent_id)` : `${t}.agent_id`} AS device,
         ${agentN ? 'A.tw_k' : 'NULL'} AS agent_k,
         ${t}.queue_id AS queue_id, ${t}.stream_id AS stream_id, ${t}.tid AS tid, K.dispatch_id AS dispatch_id,
         ${hasCorr ? 'E.correlation_id' : 'NULL'} AS correlation_id, K.kernel_id AS kernel_id,
         ${symN ? 'S.tw_k' : 'NULL'} AS kernel_k, ${start} AS start_ns, ${end} AS end_ns,
         K.workgroup_size_x AS wg_x, K.workgroup_size_y AS wg_y, K.workgroup_size_z AS wg_z,
         K.grid_size_x AS grid_x, K.grid_size_y AS grid_y, K.grid_size_z AS grid_z
-      FROM ${kd} K ${joins} ORDER BY K.id, ${start}`;
+      FROM ${kd} K ${joins}`;
+    const kdOrder = ` ORDER BY K.id, ${start}`;
+    const kdSql = kdSelect + kdOrder;
 
     await setImportMemory(store, src, ROCPROF_MEMORY);
     await createRocprofStaging(store);
@@ -360,26 +380,41 @@ export async function importRocpd(store: Store, src: SourceFile, opts: ImportOpt
     };
 
     // A large database's rows are read on worker threads, the dispatches on one and the host rows on another, beside
-    // the appends here (TICKWISE_ROCPD_WORKER=0: all here, =1: on workers whatever the size; the rows are the same)
+    // the appends here (TICKWISE_ROCPD_WORKER=0: all here, =1: on workers whatever the size; the rows are the same).
+    // Without host rows, the dispatches are read by two workers, the ids up to the midpoint by one and the rest by
+    // the other (appended to a table of their own, copied after the first half): one worker was the import's
+    // bottleneck, the main thread's appends half as busy (TICKWISE_ROCPD_SPLIT=0: one worker, =1: two whatever
+    // the database's size)
     const workerEnv = process.env['TICKWISE_ROCPD_WORKER'];
+    const splitEnv = process.env['TICKWISE_ROCPD_SPLIT'];
     let kdDone = false;
     let hostDone = false;
     if (workerEnv === '1' || (workerEnv !== '0' && src.sizeBytes >= WORKER_BYTES)) {
-      const [kd, host] = await drainBatches([
-        { gen: dispatchBatchesOnWorker({ path: src.path, setup, sql: kdSql, batchRows: WORKER_BATCH_ROWS }),
-          append: (b: DispatchBatch) => store.appendTempColumns('tw_rp_kd', batchColumns(b, noAgentKind), b.n) },
-        { gen: hostQueries.length === 0 ? noBatches() : hostBatchesOnWorker({ path: src.path, setup, queries: hostQueries, batchRows: WORKER_BATCH_ROWS }),
-          append: (b: HostBatch) => store.appendTempColumns('tw_rp_host', hostColumns(b), b.n) },
-      ] as const);
-      if ('fallback' in kd) {
+      const mid = splitEnv === '0' || (splitEnv !== '1' && hostQueries.length > 0) ? null : splitId(db, kd, splitEnv === '1' ? 1 : 4 * WORKER_BATCH_ROWS);
+      // the first half: NULL ids and those up to mid; the second the rest (SQLite's order of ids: NULL, numbers, texts)
+      const halves = mid === null ? [kdSql] : [`${kdSelect} WHERE K.id <= ${mid} OR K.id IS NULL${kdOrder}`, `${kdSelect} WHERE K.id > ${mid}${kdOrder}`];
+      if (halves.length > 1) await store.run('CREATE OR REPLACE TEMP TABLE tw_rp_kd_b AS SELECT * FROM tw_rp_kd LIMIT 0');
+      const [host, ...kdHalves] = await drainBatches([
+        drain(hostQueries.length === 0 ? noBatches() : hostBatchesOnWorker({ path: src.path, setup, queries: hostQueries, batchRows: WORKER_BATCH_ROWS }),
+          (b: HostBatch) => store.appendTempColumns('tw_rp_host', hostColumns(b), b.n)),
+        ...halves.map((sql, i) => drain(dispatchBatchesOnWorker({ path: src.path, setup, sql, batchRows: WORKER_BATCH_ROWS }),
+          (b: DispatchBatch) => store.appendTempColumns(i === 0 ? 'tw_rp_kd' : 'tw_rp_kd_b', batchColumns(b, noAgentKind), b.n))),
+      ]);
+      const read = kdHalves.filter((k): k is { records: number; outOfRange: number } => !('fallback' in k));
+      if (read.length < kdHalves.length) {
         // a value the reader refuses itself (with its error): the rows read again, here
         await store.run('DELETE FROM tw_rp_kd');
       } else {
-        records = kd.records;
-        outOfRange += kd.outOfRange;
+        if (halves.length > 1) {
+          // the second half after the first, its places among the rows after the first half's
+          await store.run(`INSERT INTO tw_rp_kd SELECT * REPLACE (seq + ${read[0]!.records} AS seq) FROM tw_rp_kd_b`);
+        }
+        records = read.reduce((n, k) => n + k.records, 0);
+        outOfRange += read.reduce((n, k) => n + k.outOfRange, 0);
         kdDone = true;
       }
-      if ('fallback' in host) await store.run('DELETE FROM tw_rp_host');
+      await store.run('DROP TABLE IF EXISTS tw_rp_kd_b');
+      if ('fallback' in host!) await store.run('DELETE FROM tw_rp_host');
       else {
         hostRows = host.records;
         outOfRange += host.outOfRange;

@@ -52,13 +52,24 @@ const NAMED_COLUMNS = `CREATE TEMP TABLE tw_rp_agent (k BIGINT, device_kind VARC
   CREATE TEMP TABLE tw_rp_kname (k BIGINT, kernel VARCHAR);
   CREATE TEMP TABLE tw_rp_hname (k BIGINT, s VARCHAR)`;
 /**
+ * The lists of numbered names (see {@link NAMED_COLUMNS}) as variables of
+ * the connection, for the views below to index: a constant, not a subquery.
+ * The list as a scalar subquery was planned as a cross product, and the
+ * rows inserted through it came out of order (1 M rocpd dispatches stored
+ * with one back-step, at a different row each import); so did a join.
+ */
+const NAME_LISTS = [
+  `SET VARIABLE tw_rp_knames = (SELECT list(kernel ORDER BY k) FROM tw_rp_kname)`,
+  `SET VARIABLE tw_rp_hnames = (SELECT list(s ORDER BY k) FROM tw_rp_hname)`,
+];
+/**
  * tw_rp_kd with its kernel names (see {@link NAMED_COLUMNS}): by position
- * in the list of names (a lookup per row that keeps the rows' order, which a
- * join need not); a number beyond the list (none is) reads as NULL. The
+ * in the list of names ({@link NAME_LISTS}: a lookup per row that keeps the
+ * rows' order); a number beyond the list (none is) reads as NULL. The
  * agents' texts are read per device ({@link DEVICES_SQL}), not per row.
  */
 const KD_VIEW = `CREATE OR REPLACE TEMP VIEW tw_rp_kd_v AS SELECT * REPLACE (
-    coalesce(kernel, (SELECT list(kernel ORDER BY k) FROM tw_rp_kname)[kernel_k]) AS kernel)
+    coalesce(kernel, getvariable('tw_rp_knames')[kernel_k]) AS kernel)
   FROM tw_rp_kd`;
 
 /** Each device's kind, name and dispatch count: the staged rows counted per device and agent first, the agent's texts joined to those few. */
@@ -85,8 +96,8 @@ const HOST_COLUMNS = `line BIGINT, kind VARCHAR, op VARCHAR, name VARCHAR, devic
   start_raw UBIGINT, end_raw UBIGINT, args JSON, seq BIGINT, op_k BIGINT, name_k BIGINT`;
 /** tw_rp_host with its numbered texts read back by position, as {@link KD_VIEW} reads kernel names. */
 const HOST_VIEW = `CREATE OR REPLACE TEMP VIEW tw_rp_host_v AS SELECT * REPLACE (
-    coalesce(op, (SELECT list(s ORDER BY k) FROM tw_rp_hname)[op_k]) AS op,
-    coalesce(name, (SELECT list(s ORDER BY k) FROM tw_rp_hname)[name_k]) AS name)
+    coalesce(op, getvariable('tw_rp_hnames')[op_k]) AS op,
+    coalesce(name, getvariable('tw_rp_hnames')[name_k]) AS name)
   FROM tw_rp_host`;
 
 /** Creates the empty staging tables (`tw_rp_kd`, `tw_rp_host`). */
@@ -101,7 +112,8 @@ export async function createRocprofStaging(store: Store): Promise<void> {
 export async function dropRocprofStaging(store: Store): Promise<void> {
   await store.run('DROP VIEW IF EXISTS tw_rp_kd_v');
   await store.run('DROP VIEW IF EXISTS tw_rp_host_v');
-  for (const t of ['tw_rp_kd', 'tw_rp_host', 'tw_rp_agent', 'tw_rp_kname', 'tw_rp_hname']) await store.run(`DROP TABLE IF EXISTS ${t}`);
+  for (const v of ['tw_rp_knames', 'tw_rp_hnames']) await store.run(`RESET VARIABLE ${v}`);
+  for (const t of ['tw_rp_kd', 'tw_rp_kd_b', 'tw_rp_host', 'tw_rp_agent', 'tw_rp_kname', 'tw_rp_hname']) await store.run(`DROP TABLE IF EXISTS ${t}`);
 }
 
 /** What a variant tells the shared loader about its source. */
@@ -130,6 +142,7 @@ export async function loadRocprofStaged(
   // no offset: a plain cast (NULL beyond int64, as the HUGEINT difference would be); 70 ms less for 307k dispatches
   const ns = (col: string) => (offset === undefined || offset === 0n ? `TRY_CAST(${col} AS BIGINT)` : `TRY_CAST(${col}::HUGEINT - ${off}::HUGEINT AS BIGINT)`);
 
+  for (const sql of NAME_LISTS) await store.run(sql);
   await store.run(KD_VIEW);
   await store.run(HOST_VIEW);
   const devices = await store.query(
