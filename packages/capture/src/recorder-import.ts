@@ -159,12 +159,20 @@ class Staging {
     const rows: unknown[][] = [];
     for (const [i, keys] of this.texts) for (const [v, k] of keys) rows.push([i, k, v]);
     await this.store.appendTemp(lists, rows);
+    // each text column's list a variable of the connection, indexed per row: a constant, not a scalar subquery,
+    // whose cross product let an insert's rows come out of order (rocprofv3.ts, NAME_LISTS)
+    const variable = (i: number) => `${this.name}_texts_${i}`;
+    for (const i of this.texts.keys()) await this.store.run(`SET VARIABLE ${variable(i)} = (SELECT list(v ORDER BY k) FROM ${lists} WHERE col = ${i})`);
     const select = this.columns.map((c) => {
       const i = this.varying.indexOf(c);
       if (this.constants.has(c)) return `${this.constants.get(c)} AS ${c}`;
-      return this.texts.has(i) ? `(SELECT list(v ORDER BY k) FROM ${lists} WHERE col = ${i})[${c}] AS ${c}` : c;
+      return this.texts.has(i) ? `getvariable('${variable(i)}')[${c}] AS ${c}` : c;
     });
-    await this.store.run(`INSERT INTO ${this.table} (${this.columns.join(', ')}) SELECT ${select.join(', ')} FROM ${this.name}`);
+    try {
+      await this.store.run(`INSERT INTO ${this.table} (${this.columns.join(', ')}) SELECT ${select.join(', ')} FROM ${this.name}`);
+    } finally {
+      for (const i of this.texts.keys()) await this.store.run(`RESET VARIABLE ${variable(i)}`).catch(() => undefined);
+    }
   }
 
   async drop(): Promise<void> {
