@@ -1,11 +1,12 @@
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { Store } from '@tickwise/store';
 import { importInput } from '../src/index';
-import { FIXTURES, HAVE_FIXTURES, baseRecords, tickwise, tmp, toJsonl } from './helpers';
+import { FIXTURES, HAVE_FIXTURES, ROOT, baseRecords, tickwise, tmp, toJsonl } from './helpers';
 
 async function importText(text: string | Buffer, name = 'c.ireeperf.jsonl') {
   const dir = tmp();
@@ -149,6 +150,25 @@ describe('ireeperf-jsonl: the base capture', () => {
     const { store } = await importText(toJsonl(recs));
     expect(await store.scalar(`select kernel from dispatches order by start_ns limit 1`)).toBe('gemm_old');
     await store.close();
+  });
+});
+
+describe('ireeperf-jsonl: the stored order', () => {
+  it('dispatches of more than one row group are stored in line order (136k, generated)', { timeout: 120_000 }, async () => {
+    const dir = tmp('tickwise-iree-order-');
+    const file = join(dir, 'big.ireeperf.jsonl');
+    const g = spawnSync(join(ROOT, 'scripts/gen-sample'), ['--big', file, '--mb', '130'], { encoding: 'utf8' });
+    expect(g.status, g.stderr).toBe(0);
+    const store = await Store.open(join(dir, 'x.duckdb'));
+    try {
+      const r = await importInput(store, file);
+      expect(r.dispatches).toBe(136_246);
+      // (each dispatch's device fit came through a join, which stored a row group of them after the last: 3 of 3 imports)
+      expect(Number(await store.scalar(`SELECT count(*) FROM (SELECT line, lag(line) OVER (ORDER BY rowid) AS pl FROM dispatches) WHERE pl > line`))).toBe(0);
+    } finally {
+      await store.close();
+      rmSync(file, { force: true });
+    }
   });
 });
 

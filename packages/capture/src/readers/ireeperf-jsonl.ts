@@ -610,15 +610,37 @@ export function tickNsInRangeSql(col: string, fit = 'f', o = tickOffsetSql(col, 
 /** SQL: true when a start or end tick of stage row `s` maps beyond int64 ns through tw_fit `f`. */
 const tickBeyond = (s: string): string => `(${tickBeyondNsSql(`${s}.start_tick`, 'f')} OR ${tickBeyondNsSql(`${s}.end_tick`, 'f')})`;
 
+/** Devices up to this many have their fits written into the SQL ({@link withFit}); more are joined with tw_fit. */
+const FIT_CASES = 64;
+
 /**
  * The rows of stage `from` that `where` picks, as relation `s` with their
  * device's fit (time_source, base_tick, base_ns, num: no stage column has
  * these names) and each tick's offset computed once (`o_start`, `o_end`),
- * for {@link mappedNs} and {@link mappedBeyond}.
+ * for {@link mappedNs} and {@link mappedBeyond}; a row of a device without a
+ * fit is left out. Up to {@link FIT_CASES} devices the fit is a CASE over the
+ * device of constants (`fits`, the rows of tw_fit), and the rows keep the
+ * stage's order; a join with tw_fit did not (313k dispatches were stored
+ * with a row group of them after the last), so the caller sorts when
+ * `fitsJoined` says the join was used.
  */
-const withFit = (from: string, where: string): string => `(SELECT s.*, f.time_source, f.base_tick, f.base_ns, f.num,
-    ${tickOffsetSql('s.start_tick')} AS o_start, ${tickOffsetSql('s.end_tick')} AS o_end
-  FROM ${from} s JOIN tw_fit f ON f.device = s.physical_device_ordinal WHERE ${where}) s`;
+const withFit = (from: string, where: string, fits: ReadonlyMap<number, DeviceTime>): string => {
+  const offsets = `${tickOffsetSql('s.start_tick')} AS o_start, ${tickOffsetSql('s.end_tick')} AS o_end`;
+  if (fitsJoined(fits)) {
+    return `(SELECT s.*, f.time_source, f.base_tick, f.base_ns, f.num, ${offsets}
+      FROM ${from} s JOIN tw_fit f ON f.device = s.physical_device_ordinal WHERE ${where}) s`;
+  }
+  const big = (v: bigint | undefined) => (v === undefined ? 'NULL' : `${v.toString()}::HUGEINT`);
+  // (one device, the common case: its constants; a CASE over one device cost the 313k-dispatch insert ~30 ms)
+  const each = (value: (t: DeviceTime) => string) => (fits.size === 1 ? value([...fits.values()][0]!)
+    : `CASE s.physical_device_ordinal ${[...fits].map(([device, t]) => `WHEN ${device} THEN ${value(t)}`).join(' ')} END`);
+  if (fits.size === 0) return `(SELECT s.*, NULL::VARCHAR AS time_source, NULL::HUGEINT AS base_tick, NULL::HUGEINT AS base_ns, NULL::HUGEINT AS num, NULL AS o_start, NULL AS o_end FROM ${from} s WHERE false) s`;
+  return `(SELECT s.*, ${tickOffsetSql('s.start_tick', 's')} AS o_start, ${tickOffsetSql('s.end_tick', 's')} AS o_end FROM (SELECT s.*, ${each((t) => sqlString(t.source))} AS time_source, ${each((t) => big(t.fit?.base_tick))} AS base_tick,
+      ${each((t) => big(t.fit?.base_ns))} AS base_ns, ${each((t) => big(t.fit?.ns_per_tick_num))} AS num
+    FROM ${from} s WHERE (${where}) AND s.physical_device_ordinal IN (${[...fits.keys()].join(', ')})) s) s`;
+};
+/** {@link withFit} joins tw_fit (its rows then in no particular order). */
+const fitsJoined = (fits: ReadonlyMap<number, DeviceTime>): boolean => fits.size > FIT_CASES;
 /** SQL mapping the start or end tick of a {@link withFit} row to host ns, exactly (DOUBLE where provably exact, else HUGEINT); NULL beyond int64 ns. */
 const mappedNs = (end: 'start' | 'end'): string => tickNsInRangeSql(`s.${end}_tick`, 's', `s.o_${end}`);
 /** SQL: true when a tick of a {@link withFit} row maps beyond int64 ns. */
@@ -632,7 +654,7 @@ const noneIfZero = (c: string) => `NULLIF(${c}, 0)`;
  * order (DuckDB preserves insertion order without an ORDER BY), so only the
  * inserts through a join sort by line.
  */
-async function loadTables(store: Store, captureId: number, _fits: Map<number, DeviceTime>): Promise<void> {
+async function loadTables(store: Store, captureId: number, fits: Map<number, DeviceTime>): Promise<void> {
   await store.run(`INSERT INTO kernels_meta
     SELECT ${captureId}, executable_id, coalesce(${noneIfU32('function_ordinal')}, ${noneIfU32('export_ordinal')}), name,
       workgroup_size[1], workgroup_size[2], workgroup_size[3], binding_count
@@ -645,7 +667,7 @@ async function loadTables(store: Store, captureId: number, _fits: Map<number, De
   // capture's import. ORDER BY line: a LEFT JOIN emits a chunk's unmatched rows after its matched ones
   // (dispatches of a kernel kernels_meta lacks), so without it the rows are stored out of the file's order
   const keyless = Number(await store.scalar(`SELECT count(*) FROM tw_stage WHERE record_type = 'dispatch_event' AND key IS NULL`)) > 0;
-  const [dispatchKernel, dispatchJoin, dispatchOrder] = keyless ? [kernelName, kjoin, 'ORDER BY line'] : ['s.key', '', ''];
+  const [dispatchKernel, dispatchJoin, dispatchOrder] = keyless ? [kernelName, kjoin, 'ORDER BY line'] : ['s.key', '', fitsJoined(fits) ? 'ORDER BY line' : ''];
   // map each tick once (its offset once: withFit), then derive dur_ns
   await store.run(`INSERT INTO dispatches
     SELECT cid, dev, q, sub, cb, ci, ev, ex, fo, kernel, start_ns, end_ns, end_ns - start_ns, start_tick, end_tick, source_dur_ns, ts, ok, wx, wy, wz, NULL, line
@@ -655,7 +677,7 @@ async function loadTables(store: Store, captureId: number, _fits: Map<number, De
       ${mappedNs('start')} AS start_ns, ${mappedNs('end')} AS end_ns, s.start_tick, s.end_tick, s.duration_ns AS source_dur_ns, s.time_source AS ts,
       coalesce(coalesce(s.valid, true) AND s.start_tick IS NOT NULL AND s.end_tick IS NOT NULL AND s.end_tick >= s.start_tick AND NOT ${mappedBeyond}, false) AS ok,
       s.workgroup_count[1] AS wx, s.workgroup_count[2] AS wy, s.workgroup_count[3] AS wz, s.line
-    FROM ${withFit('tw_stage', `record_type = 'dispatch_event'`)} ${dispatchJoin}) ${dispatchOrder}`);
+    FROM ${withFit('tw_stage', `record_type = 'dispatch_event'`, fits)} ${dispatchJoin}) ${dispatchOrder}`);
   await store.run(`INSERT INTO dispatches
     SELECT ${captureId}, s.physical_device_ordinal, ${noneIfU32('s.queue_ordinal')}, ${noneIfZero('s.submission_id')}, ${noneIfZero('s.command_buffer_id')},
       ${noneIfU32('s.command_index')}, s.event_id, ${noneIfZero('s.executable_id')}, ${noneIfU32('s.function_ordinal')}, ${kernelName},
@@ -668,7 +690,7 @@ async function loadTables(store: Store, captureId: number, _fits: Map<number, De
     SELECT ${captureId}, s.physical_device_ordinal, ${noneIfU32('s.queue_ordinal')}, ${noneIfZero('s.submission_id')}, ${noneIfZero('s.command_buffer_id')},
       s.event_id, s.op, ${mappedNs('start')} AS start_ns, ${mappedNs('end')} AS end_ns, end_ns - start_ns, s.start_tick, s.end_tick,
       s.time_source, coalesce(coalesce(s.valid, true) AND s.end_tick >= s.start_tick AND NOT ${mappedBeyond}, false), s.operation_count, s.line
-    FROM ${withFit('tw_stage_nd', `record_type = 'queue_device_event'`)} ORDER BY s.line`);
+    FROM ${withFit('tw_stage_nd', `record_type = 'queue_device_event'`, fits)} ORDER BY s.line`);
   await store.run(`INSERT INTO queue_events
     SELECT ${captureId}, ${noneIfU32('physical_device_ordinal')}, ${noneIfU32('queue_ordinal')}, event_id, op, ${noneIfZero('submission_id')},
       ${noneIfZero('command_buffer_id')}, host_time_ns, ready_host_time_ns, dependency_strategy, wait_count, signal_count, barrier_count,
