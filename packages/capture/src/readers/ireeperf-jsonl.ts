@@ -652,7 +652,8 @@ const noneIfZero = (c: string) => `NULLIF(${c}, 0)`;
 /**
  * The tables from the stage. A plain scan of the stage keeps its (line)
  * order (DuckDB preserves insertion order without an ORDER BY), so only the
- * inserts through a join sort by line.
+ * inserts through a join sort by line (a join's output, even with a table of
+ * a few rows, came out of order: see {@link withFit}).
  */
 async function loadTables(store: Store, captureId: number, fits: Map<number, DeviceTime>): Promise<void> {
   await store.run(`INSERT INTO kernels_meta
