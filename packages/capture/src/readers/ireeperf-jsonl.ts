@@ -625,22 +625,21 @@ const FIT_CASES = 64;
  * `fitsJoined` says the join was used.
  */
 const withFit = (from: string, where: string, fits: ReadonlyMap<number, DeviceTime>): string => {
-  const offsets = `${tickOffsetSql('s.start_tick')} AS o_start, ${tickOffsetSql('s.end_tick')} AS o_end`;
   if (fitsJoined(fits)) {
-    return `(SELECT s.*, f.time_source, f.base_tick, f.base_ns, f.num, ${offsets}
+    return `(SELECT s.*, f.time_source, f.base_tick, f.base_ns, f.num, ${tickOffsetSql('s.start_tick')} AS o_start, ${tickOffsetSql('s.end_tick')} AS o_end
       FROM ${from} s JOIN tw_fit f ON f.device = s.physical_device_ordinal WHERE ${where}) s`;
   }
   const big = (v: bigint | undefined) => (v === undefined ? 'NULL' : `${v.toString()}::HUGEINT`);
   // (one device, the common case: its constants; a CASE over one device cost the 313k-dispatch insert ~30 ms)
   const each = (value: (t: DeviceTime) => string) => (fits.size === 1 ? value([...fits.values()][0]!)
     : `CASE s.physical_device_ordinal ${[...fits].map(([device, t]) => `WHEN ${device} THEN ${value(t)}`).join(' ')} END`);
-  if (fits.size === 0) return `(SELECT s.*, NULL::VARCHAR AS time_source, NULL::HUGEINT AS base_tick, NULL::HUGEINT AS base_ns, NULL::HUGEINT AS num, NULL AS o_start, NULL AS o_end FROM ${from} s WHERE false) s`;
-  return `(SELECT s.*, ${tickOffsetSql('s.start_tick', 's')} AS o_start, ${tickOffsetSql('s.end_tick', 's')} AS o_end FROM (SELECT s.*, ${each((t) => sqlString(t.source))} AS time_source, ${each((t) => big(t.fit?.base_tick))} AS base_tick,
+  return `(SELECT s.*, ${tickOffsetSql('s.start_tick', 's')} AS o_start, ${tickOffsetSql('s.end_tick', 's')} AS o_end
+    FROM (SELECT s.*, ${each((t) => sqlString(t.source))} AS time_source, ${each((t) => big(t.fit?.base_tick))} AS base_tick,
       ${each((t) => big(t.fit?.base_ns))} AS base_ns, ${each((t) => big(t.fit?.ns_per_tick_num))} AS num
     FROM ${from} s WHERE (${where}) AND s.physical_device_ordinal IN (${[...fits.keys()].join(', ')})) s) s`;
 };
-/** {@link withFit} joins tw_fit (its rows then in no particular order). */
-const fitsJoined = (fits: ReadonlyMap<number, DeviceTime>): boolean => fits.size > FIT_CASES;
+/** {@link withFit} joins tw_fit (its rows then in no particular order): beyond {@link FIT_CASES} devices, or none (no row then). */
+const fitsJoined = (fits: ReadonlyMap<number, DeviceTime>): boolean => fits.size === 0 || fits.size > FIT_CASES;
 /** SQL mapping the start or end tick of a {@link withFit} row to host ns, exactly (DOUBLE where provably exact, else HUGEINT); NULL beyond int64 ns. */
 const mappedNs = (end: 'start' | 'end'): string => tickNsInRangeSql(`s.${end}_tick`, 's', `s.o_${end}`);
 /** SQL: true when a tick of a {@link withFit} row maps beyond int64 ns. */
