@@ -15,6 +15,7 @@
 // stdout, one line each:
 //   P <spec> <startByte> <firstRecord> <records>\t<path>    a part is complete
 //   R <spec> <records>\t<path>    records routed away from the spec (see Route)
+//   K <spec>\t<category>    a category whose records go to the host lane <spec> from here on (see HostLane)
 //   C <offset> <length>\t<concrete path>    a captured value: those bytes of <capdir>/captured
 //   D <sourceLines> <count per spec...>                    done
 // and per spec <out>.lines (uint32 LE source lines) and <out>.ends (float64
@@ -55,6 +56,7 @@ struct Fallback {
 //   C \t<key>\t<key>...             a captured path
 //   R <spec>\t<key>\t<out>\t<value>... the spec's route (see Route)
 //   Q <spec>\t<kindKey>\t<open>\t<close>\t<timeKey>\t<out>\t<groupKey>...  the spec's pairs (see Pairing)
+//   H <spec> <lane spec>\t<kindKey>\t<kind>\t<catKey>  the spec's host lane (see HostLane)
 
 enum Convert { NONE, SCALE, FS };
 
@@ -80,6 +82,22 @@ struct Pairing {
   std::vector<std::string> groupKeys;
 };
 
+// A spec's host lane (RecordSpec.hostLane): a record whose own-level <kindKey>
+// is the string <kind> and whose own-level <catKey> is a string that
+// hostCategory() accepts, each written once and without escapes, goes to
+// the NDJSON of spec <to> instead, written as the spec's records are (the
+// same fields and conversions; the lane's own parts, lines and ends). The
+// first record of each category sent there prints `K <to>\t<category>`
+// before the part that holds it. A Chrome trace's host spans (cpu_op,
+// python_function, runtime calls: ~90% of a Kineto trace) are loaded
+// straight into the store from their own parts, not staged with the rest.
+// The caller checks every record of the lane as it would have (a record
+// sent here by mistake costs time, not a wrong row).
+struct HostLane {
+  size_t to = 0;
+  std::string kindKey, kind, catKey;
+};
+
 struct Spec {
   uint64_t partBytes = 0;
   Convert convert = NONE;
@@ -91,6 +109,8 @@ struct Spec {
   Route route;
   bool paired = false;
   Pairing pairing;
+  bool laned = false;
+  HostLane lane;
 };
 
 struct Node {
@@ -199,6 +219,19 @@ Plan readPlan(const char *file) {
       s.pairing.timeKey = parts[4];
       s.pairing.out = parts[5];
       s.pairing.groupKeys.assign(parts.begin() + 6, parts.end());
+    } else if (kind == 'H') {
+      std::vector<std::string> parts = splitTabs(rest);
+      unsigned long long spec = 0, to = 0;
+      if (parts.size() != 4 || std::sscanf(parts[0].c_str(), "%llu %llu", &spec, &to) != 2 || spec >= p.specs.size() || to >= p.specs.size() ||
+          spec == to || p.specs[spec].laned || parts[1].empty() || parts[3].empty()) {
+        fallback("bad plan line H");
+      }
+      Spec &s = p.specs[spec];
+      s.laned = true;
+      s.lane.to = to;
+      s.lane.kindKey = parts[1];
+      s.lane.kind = parts[2];
+      s.lane.catKey = parts[3];
     } else if (kind == 'P' || kind == 'X' || kind == 'C') {
       std::vector<std::string> parts = splitTabs(rest);
       if (kind == 'C') {
@@ -350,6 +383,48 @@ int compareDecimal(const std::string &a, const std::string &b) {
   if (na != nb) return na ? -1 : 1;
   int mag = wa.size() != wb.size() ? (wa.size() < wb.size() ? -1 : 1) : wa != wb ? (wa < wb ? -1 : 1) : fa != fb ? (fa < fb ? -1 : 1) : 0;
   return na ? -mag : mag;
+}
+
+// ---------------------------------------------------------------------------
+// The host lane's rule: the Chrome reader's CAT_CLASS (chrome-trace.ts) is
+// 'host' for the category, lowercased. ASCII only (the SQL lowercases any
+// letter); the SQL judges every category of the lane again.
+
+bool hasWord(const std::string &s, const char *w) { return s.find(w) != std::string::npos; }
+
+bool hostCategory(const unsigned char *text, size_t n) {
+  std::string l(n, ' ');
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = text[i];
+    if (c >= 0x80) return false;
+    l[i] = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
+  }
+  // 'sync': (^|[_ ,])(cuda|hip|gpu)_sync($|[ ,])
+  for (const char *w : {"cuda_sync", "hip_sync", "gpu_sync"}) {
+    size_t wl = std::strlen(w);
+    for (size_t at = l.find(w); at != std::string::npos; at = l.find(w, at + 1)) {
+      bool before = at == 0 || l[at - 1] == '_' || l[at - 1] == ' ' || l[at - 1] == ',';
+      bool after = at + wl == n || l[at + wl] == ' ' || l[at + wl] == ',';
+      if (before && after) return false;
+    }
+  }
+  // 'copy'
+  if (hasWord(l, "memcpy") || hasWord(l, "memset")) return false;
+  // 'kernel': an item of the comma-separated list (spaces removed) is one of the kernel words
+  std::string item;
+  for (size_t i = 0; i <= n; i++) {
+    if (i == n || l[i] == ',') {
+      if (item == "kernel" || item == "kernels" || item == "gpu_kernel" || item == "npu_kernel") return false;
+      item.clear();
+    } else if (l[i] != ' ') {
+      item.push_back(l[i]);
+    }
+  }
+  // 'host' when a word of NOT_KERNEL is in it, else 'device' (the process decides)
+  for (const char *w : {"annotation", "runtime", "driver", "cpu_op", "python", "user", "ac2g", "flow", "overhead", "trace"}) {
+    if (hasWord(l, w)) return true;
+  }
+  return false;
 }
 
 // ---------------------------------------------------------------------------
@@ -623,6 +698,7 @@ class Scanner {
     for (size_t i = 0; i < plan.specs.size(); i++) {
       if (plan.specs[i].paired) pairs_[i].reset(new PairState(plan.specs[i].pairing));
     }
+    laneCats_.resize(plan.specs.size());
   }
 
   // A spec's pairing as it goes (Pairing): off for good at the first record it cannot be sure of. Its lines go to a
@@ -639,6 +715,8 @@ class Scanner {
     std::unordered_map<std::string, Group> groups;
   };
   std::vector<std::unique_ptr<PairState>> pairs_;  // per spec: its pairing, or null
+  // per spec with a host lane: each category already judged (true: it goes to the lane)
+  std::vector<std::unordered_map<std::string, bool>> laneCats_;
 
   Tokenizer t;
   std::vector<Out> outs_;
@@ -878,6 +956,12 @@ class Scanner {
     const Pairing *pairing = pairs_[spec] && pairs_[spec]->on ? &plan_.specs[spec].pairing : nullptr;
     int pairNext = -1;
     if (pairing) pairField_.assign(1 + pairing->groupKeys.size(), {0, std::string()});
+    // the host lane's two fields (HostLane): which one the next top-level value is (1 kind, 2 category), how often
+    // each was seen, and the category's bytes; any doubt keeps the record in the spec
+    const HostLane *lane = plan_.specs[spec].laned ? &plan_.specs[spec].lane : nullptr;
+    int laneNext = 0, laneKindHits = 0, laneCatHits = 0;
+    bool laneOk = lane != nullptr;
+    size_t catStart = 0, catLen = 0;
     pairTimeSet_ = false;
     for (;;) {
       Tok tok = t.next();
@@ -911,6 +995,19 @@ class Scanner {
                   pairNext = pairFieldOf(*pairing, reinterpret_cast<const char *>(t.buf) + t.start + 1, t.stop - t.start - 2);
                   // a key seen twice: its value is not certain
                   if (pairNext >= 0 && pairField_[static_cast<size_t>(pairNext)].first != 0) pairField_[static_cast<size_t>(pairNext)].first = -1, pairNext = -1;
+                }
+              }
+              if (laneOk) {
+                const char *k = reinterpret_cast<const char *>(t.buf) + t.start + 1;
+                size_t kl = t.stop - t.start - 2;
+                if (t.escaped) {
+                  laneOk = false;  // it might decode to one of the keys
+                } else if (kl == lane->kindKey.size() && std::memcmp(k, lane->kindKey.data(), kl) == 0) {
+                  laneNext = 1;
+                  laneKindHits++;
+                } else if (kl == lane->catKey.size() && std::memcmp(k, lane->catKey.data(), kl) == 0) {
+                  laneNext = 2;
+                  laneCatHits++;
                 }
               }
               if (routable) {
@@ -969,6 +1066,19 @@ class Scanner {
               pf.first = -1;
             }
           }
+          if (laneNext != 0) {  // the value of a lane key (at this level)
+            const unsigned char *v = t.buf + t.start + 1;
+            size_t vl = t.stop - t.start - 2;
+            if (tok != STRING || t.escaped) {
+              laneOk = false;
+            } else if (laneNext == 1) {
+              if (vl != lane->kind.size() || std::memcmp(v, lane->kind.data(), vl) != 0) laneOk = false;
+            } else {
+              catStart = t.start + 1;
+              catLen = vl;
+            }
+            laneNext = 0;
+          }
           if (routeValueNext) {  // the value of the route key (at this level: the token right after its colon)
             routeValueNext = false;
             if (tok == STRING && !t.escaped) {
@@ -1009,11 +1119,25 @@ class Scanner {
       // a routed record is not among the spec's records: one that would pair stops the pairing
       if (pairing && pairKind(*pairing) != 0) pairs_[spec]->on = false;
       writeRouted(spec, recLine, bodyLine, bodyCrs, bodyStart, t.start, valueStart, valueLen);
+    } else if (laneOk && laneKindHits == 1 && laneCatHits == 1 && !(pairing && pairKind(*pairing) != 0) && toLane(spec, catStart, catLen)) {
+      writeRecord(spec, lane->to, recLine, bodyLine, bodyCrs, bodyStart, t.start);
     } else {
-      writeRecord(spec, recLine, bodyLine, bodyCrs, bodyStart, t.start);
+      writeRecord(spec, spec, recLine, bodyLine, bodyCrs, bodyStart, t.start);
       if (pairing) pairStep(spec, *pairing, outs_[spec].count - 1);
     }
     return true;
+  }
+
+  // Whether a record of category t.buf[at, at + len) goes to spec's host lane (HostLane), judged once a category.
+  bool toLane(size_t spec, size_t at, size_t len) {
+    auto &seen = laneCats_[spec];
+    std::string cat(reinterpret_cast<const char *>(t.buf) + at, len);
+    auto it = seen.find(cat);
+    if (it != seen.end()) return it->second;
+    bool host = hostCategory(t.buf + at, len);
+    if (host) std::printf("K %zu\t%s\n", plan_.specs[spec].lane.to, cat.c_str());
+    seen.emplace(std::move(cat), host);
+    return host;
   }
 
   // -1 the key is none of the pairing's, 0 its kind key, i its (i-1)th group key
@@ -1141,8 +1265,9 @@ class Scanner {
     o.push_back('"');
   }
 
-  void writeRecord(size_t spec, uint64_t recLine, uint64_t bodyLine, uint64_t bodyCrs, long bodyStart, size_t closeAt) {
-    std::string &o = outs_[spec].buf;
+  // A record of spec, written to the NDJSON of spec `to` (itself, or its host lane).
+  void writeRecord(size_t spec, size_t to, uint64_t recLine, uint64_t bodyLine, uint64_t bodyCrs, long bodyStart, size_t closeAt) {
+    std::string &o = outs_[to].buf;
     o += "{\"_line\":";
     appendUint(o, recLine);
     o += ",\"_i\":[";
@@ -1195,7 +1320,7 @@ class Scanner {
       exactOrder_.clear();
     }
     o += "}\n";
-    outs_[spec].done(static_cast<uint32_t>(recLine));
+    outs_[to].done(static_cast<uint32_t>(recLine));
   }
 };
 

@@ -19,7 +19,8 @@ import type { SourceFile } from './source-file';
  *
  * ```
  * plan file (paths, exact keys, parts, routes, pairs) --> tw-jsonscan <input> <plan>
- *   stdout: P (a part is complete: onPart) ... R (routed records) ... Q (begin/end pairs) ... C (a captured value's file) ... D (done: lines, counts)
+ *   stdout: P (a part is complete: onPart) ... K (a host lane's category: onCategory) ... R (routed records) ... Q (begin/end pairs)
+ *     ... C (a captured value's file) ... D (done: lines, counts)
  *   files: NDJSON parts, <out>.lines (u32), <out>.ends (f64), a route's out, captured (the captured values, end to end)
  * ```
  * `TICKWISE_JSONSCAN=0` turns it off; `TICKWISE_JSONSCAN=<path>` names the binary (used for
@@ -74,6 +75,7 @@ export function nativeScannerFor(bytes: number, compression: string, env = proce
 export function nativePlan(opts: ScanOptions, maxRecordBytes: number, capdir: string): string | null {
   if (opts.mode !== 'document') return null;
   const plain = (s: string) => !/[\t\n\r]/.test(s);
+  const lanes: string[] = [];
   const lines = [`L ${maxRecordBytes} ${opts.captureLimit ?? 16 << 20} ${opts.chunkBytes ?? 4 << 20}`, `D ${capdir}`];
   if (!plain(capdir)) return null;
   for (const [i, spec] of opts.records.entries()) {
@@ -97,12 +99,25 @@ export function nativePlan(opts: ScanOptions, maxRecordBytes: number, capdir: st
       if (![route.key, route.out, ...route.keep].every(plain)) return null;
       lines.push([`R ${i}`, route.key, route.out, ...route.keep].join('\t'));
     }
+    const lane = spec.hostLane;
+    if (lane !== undefined) {
+      const target = opts.records[lane.to];
+      // the lane's records are written as this spec's: the same exact keys and conversion, no paths, route or lane of its own
+      const same = target !== undefined && lane.to !== i && target.paths.length === 0 && target.route === undefined && target.hostLane === undefined
+        && target.nativeConvert?.kind === conv?.kind && target.nativeConvert?.pow10 === conv?.pow10 && (target.exactText !== false) === (spec.exactText !== false)
+        && (target.exactKeys ?? []).join('\t') === keys.join('\t');
+      if (same && [lane.kindKey, lane.kind, lane.catKey].every(plain) && lane.kindKey !== '' && lane.catKey !== '') {
+        lanes.push([`H ${i} ${lane.to}`, lane.kindKey, lane.kind, lane.catKey].join('\t'));
+      }
+    }
     const pairs = spec.pairs;
     if (pairs !== undefined && keys.includes(pairs.timeKey)) {
       const fields = [pairs.kindKey, pairs.open, pairs.close, pairs.timeKey, pairs.out, ...pairs.groupKeys];
       if (fields.every((f) => plain(f) && f !== '')) lines.push([`Q ${i}`, ...fields].join('\t'));
     }
   }
+  // (after every spec: a lane names a later one)
+  lines.push(...lanes);
   for (const p of opts.capture ?? []) {
     if (!p.every(plain)) return null;
     lines.push(['C ', ...p].join('\t'));
@@ -142,6 +157,9 @@ export async function scanNative(bin: string, src: SourceFile, opts: ScanOptions
       parts[spec]!.push(part);
       emitted = emitted || opts.records[spec]!.onPart !== undefined;
       opts.records[spec]!.onPart?.(part);
+    } else if (line.startsWith('K ') && tab > 0) {
+      const to = Number(line.slice(2, tab));
+      for (const r of opts.records) if (r.hostLane?.to === to) r.hostLane.onCategory?.(line.slice(tab + 1));
     } else if (line.startsWith('C ') && tab > 0) {
       const [offset, length] = line.slice(2, tab).split(' ').map(Number) as [number, number];
       capturedAt.push([offset, length, line.slice(tab + 1)]);

@@ -76,6 +76,29 @@ export interface RecordSpec {
    * back. Anything else: no pairs, the caller pairs them itself.
    */
   readonly pairs?: PairSpec;
+  /**
+   * Records whose own-level `kindKey` is the string `kind` and whose
+   * own-level `catKey` is a string the scanner's host rule accepts (the
+   * Chrome reader's CAT_CLASS 'host': tw-jsonscan's `hostCategory`), each
+   * written once and without escapes, may go to spec number `to` instead
+   * (a spec with no paths of its own: its parts, lines and ends are the
+   * lane's), written as this spec's records are. `onCategory` hears each
+   * category the first time a record of it goes there, before the part that
+   * holds it. Only the native scanner does this; the TypeScript scanner
+   * writes every record to this spec. A reader checks the lane's records as
+   * it would have: the rule decides where a record is loaded, never what
+   * it becomes.
+   */
+  readonly hostLane?: HostLaneSpec;
+}
+
+/** {@link RecordSpec.hostLane}. */
+export interface HostLaneSpec {
+  readonly to: number;
+  readonly kindKey: string;
+  readonly kind: string;
+  readonly catKey: string;
+  readonly onCategory?: (category: string) => void;
 }
 
 /** {@link RecordSpec.pairs}. */

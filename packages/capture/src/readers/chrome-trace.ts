@@ -155,7 +155,7 @@ const NOT_KERNEL = `memcpy|memset|annotation|runtime|driver|cpu_op|python|user|a
  * 'kernel' (cat "kernel" and its spellings), 'device' (a kernel when its
  * process is a device's, else host), or 'host'.
  */
-const CAT_CLASS = `CASE WHEN ${SYNC_CAT} THEN 'sync'
+export const CAT_CLASS = `CASE WHEN ${SYNC_CAT} THEN 'sync'
   WHEN regexp_matches(lcat, 'memcpy|memset') THEN 'copy'
   WHEN list_has_any(string_split(replace(lcat, ' ', ''), ','), ['kernel', 'kernels', 'gpu_kernel', 'npu_kernel']) THEN 'kernel'
   WHEN NOT regexp_matches(lcat, '${NOT_KERNEL}') THEN 'device'
@@ -312,6 +312,8 @@ class HostSpanStream {
   /** The parts' transaction is open. */
   private open = false;
   private readonly classes = new Map<string, string>();
+  /** The host lane's categories not judged yet (see {@link laneCategory}). */
+  private laneCats: string[] = [];
 
   /** Events loaded, of all parts. */
   private loaded = 0;
@@ -344,6 +346,11 @@ class HostSpanStream {
   /** The scan is done and every part loaded: its rows are committed. */
   async commit(): Promise<void> {
     if (!this.open) return;
+    // the smallest X ts of the host lane's rows (its parts' facts are not read): the smallest start written
+    if (this.written > 0) {
+      const min = await this.store.scalar(`SELECT min(start_ns) FROM host_events WHERE capture_id = ${this.captureId}`);
+      if (typeof min === 'bigint') this.note({ frac: null, min_x: min, n: 0n });
+    }
     this.open = false;
     await this.store.run('COMMIT');
   }
@@ -391,29 +398,91 @@ class HostSpanStream {
       await this.noteStageHeavy();
       return;
     }
-    const cats = (JSON.parse(f.cats ?? '[]') as string[]).map((lcat) => ({ lcat }));
-    const fresh = cats.filter((c) => !this.classes.has(c.lcat));
+    await this.judge(JSON.parse(f.cats ?? '[]') as string[]);
+    const { derived, pick } = this.hostSql(`SELECT rowid - ${r0} AS i, * FROM tw_ct_part`, fractional);
+    this.written += await this.insertHost(derived, pick);
+    await s.run(`INSERT INTO tw_ct SELECT ${part.firstRecord} + i, ${Object.keys(STAGED).join(', ')} FROM (${derived}) WHERE NOT coalesce(${pick}, false)`);
+    await this.noteStageHeavy();
+  }
+
+  /** A category of the host lane (`HostLaneSpec.onCategory`): judged before the next lane part loads. */
+  laneCategory(cat: string): void {
+    this.laneCats.push(cat.toLowerCase());
+  }
+
+  /**
+   * One part of the host lane (`read`: its read_json SELECT): X events the
+   * scanner's rule put there, inserted into host_events straight from
+   * read_json (no part table, no facts read back: 0.2-0.3 s less for a 174
+   * MB Kineto trace). Each is checked as a part's X event is (its
+   * category's class by the SQL, its times); one that fails goes to the
+   * stage as it would have (its `rec` NULL: no pair, no raw event can be an
+   * X's), and its facts are read.
+   */
+  async loadLane(read: string, part: NdjsonPart): Promise<void> {
+    if (part.records === 0) return;
+    try {
+      // DuckDB lowercases as the SQL does (the scanner's rule is ASCII only, the lowered text the lookup's key)
+      const fresh = this.laneCats;
+      this.laneCats = [];
+      await this.judge(fresh.length === 0 ? [] : (await this.store.query({ l: 'string' },
+        `SELECT DISTINCT lower(c) AS l FROM (VALUES ${fresh.map((c) => `(${sqlString(c)})`).join(', ')}) t(c)`)).map((r) => r.l));
+      // the exact conversions: a lane part's facts are not read (whether a time has a fraction of a ns)
+      const { derived, pick } = this.hostSql(`SELECT * FROM (${read})`, true);
+      const n = await this.insertHost(derived, pick);
+      this.written += n;
+      this.loaded += part.records;
+      if (n < part.records) {
+        const stray = `SELECT * FROM (${derived}) WHERE NOT coalesce(${pick}, false)`;
+        await this.store.run(`INSERT INTO tw_ct SELECT NULL, ${Object.keys(STAGED).join(', ')} FROM (${stray})`);
+        const f = (await this.store.query({ frac: 'boolean?', min_x: 'bigint?', n: 'bigint' }, `SELECT ${PART_FACTS} FROM (${stray})`))[0]!;
+        this.note({ ...f, n: 0n });
+      }
+      await this.noteStageHeavy();
+    } catch (e) {
+      if (this.open) {
+        this.open = false;
+        await this.store.run('ROLLBACK').catch(() => undefined);
+      }
+      throw e;
+    }
+  }
+
+  /** Categories (lowercased) seen: each new one judged by CAT_CLASS, up to MAX_LOOKED_UP_CATS (then '': each span judged). */
+  private async judge(lcats: readonly string[]): Promise<void> {
+    const fresh = [...new Set(lcats)].filter((l) => !this.classes.has(l));
     if (fresh.length > 0 && this.classes.size + fresh.length <= MAX_LOOKED_UP_CATS) {
-      const judged = await s.query({ lcat: 'string', cls: 'string' },
-        `SELECT lcat, ${CAT_CLASS} AS cls FROM (VALUES ${fresh.map((c) => `(${sqlString(c.lcat)})`).join(', ')}) t(lcat)`);
+      const judged = await this.store.query({ lcat: 'string', cls: 'string' },
+        `SELECT lcat, ${CAT_CLASS} AS cls FROM (VALUES ${fresh.map((c) => `(${sqlString(c)})`).join(', ')}) t(lcat)`);
       for (const j of judged) this.classes.set(j.lcat, j.cls);
-    } else if (fresh.length > 0) for (const c of fresh) this.classes.set(c.lcat, '');
+    } else if (fresh.length > 0) for (const c of fresh) this.classes.set(c, '');
+  }
+
+  /**
+   * SQL over staged events `from`: `derived`, the events with their ns
+   * (`ts`, `dur`, `te`) and lowercased category; `pick`, true for the
+   * host spans written as they come (see the class comment).
+   */
+  private hostSql(from: string, fractional: boolean): { derived: string; pick: string } {
     // up to MAX_LOOKED_UP_CATS categories, a lookup; more, each span judged (as the span table does)
     const host = this.classes.size <= MAX_LOOKED_UP_CATS
       ? `lcat IN (${[...this.classes].filter(([, c]) => c === 'host').map(([l]) => sqlString(l)).join(', ') || 'NULL'})`
       : `(${CAT_CLASS}) = 'host'`;
     const ns = nsSql(fractional);
     const derived = `SELECT *, ${ns.sum('_ts', '_dur', 'ts', 'dur')} AS te FROM (
-      SELECT rowid - ${r0} AS i, *, ${ns.of('_ts')} AS ts, ${ns.of('_dur')} AS dur, lower(coalesce(cat, '')) AS lcat FROM tw_ct_part)`;
+      SELECT *, ${ns.of('_ts')} AS ts, ${ns.of('_dur')} AS dur, lower(coalesce(cat, '')) AS lcat FROM (${from}))`;
     const max = STREAM_NS_MAX.toString();
     const pick = `ph = 'X' AND ${host} AND ts IS NOT NULL AND dur IS NOT NULL AND te IS NOT NULL AND te >= ts
       AND ts BETWEEN -${max} AND ${max} AND te BETWEEN -${max} AND ${max}`;
-    this.written += Number(await s.scalar(`INSERT INTO host_events
+    return { derived, pick };
+  }
+
+  /** Inserts the picked rows of `derived` into host_events; how many. */
+  private async insertHost(derived: string, pick: string): Promise<number> {
+    return Number(await this.store.scalar(`INSERT INTO host_events
       SELECT ${this.captureId}, NULL, NULL, 'slice', cat, name, TRY_CAST(json_extract_string(args, '$.correlation') AS UBIGINT), NULL, NULL, NULL,
         TRY_CAST(tid AS BIGINT), ts::BIGINT, te::BIGINT, (te - ts)::BIGINT, '${this.timeSource}', true, ${HOST_ARGS}, _line
       FROM (${derived}) WHERE ${pick}`));
-    await s.run(`INSERT INTO tw_ct SELECT ${part.firstRecord} + i, ${Object.keys(STAGED).join(', ')} FROM (${derived}) WHERE NOT coalesce(${pick}, false)`);
-    await this.noteStageHeavy();
   }
 
   /** A part's facts ({@link PART_FACTS}) into the trace's. */
@@ -478,6 +547,7 @@ class HostSpanStream {
     this.loaded = 0;
     this.heavy = false;
     this.direct = false;
+    this.laneCats = [];
   }
 
   /** The scan starts over (`ScanOptions.onRestart`): what it wrote is void, and the parts go into a new transaction. */
@@ -535,6 +605,20 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
     const staged = { minMb: 120, capMb: 700, perInput: 0.8 };
     const streamer = new HostSpanStream(store, captureId, timeSourceOf(opts), streamOn, () => setImportMemory(store, src, staged));
     await streamer.begin();
+    // the host lane (streamed traces, the native scanner): X events of a host category in parts of their own, loaded
+    // straight into host_events (HostSpanStream.loadLane). TICKWISE_CHROME_LANE=0 stages them with the rest, to
+    // compare (the rows are the same)
+    const laneOn = streamOn && process.env['TICKWISE_CHROME_LANE'] !== '0';
+    const columns = Object.entries(STAGED).map(([k, t]) => `${k}: '${t}'`).join(', ');
+    // ns exact to the femtosecond (see FS_PER_NS): scaled to fs, then the point put back; the same for the native
+    // scanner when the scale is a power of ten (every TimeUnit's is)
+    const conversion = {
+      exactKeys: EXACT,
+      exactText: false,
+      convert: (_key: string, text: string) => fsToNsText(scaleDecimal(text, nsPerUnit * FS_PER_NS)),
+      ...(/^10*$/.test(String(nsPerUnit * FS_PER_NS)) ? { nativeConvert: { kind: 'fs' as const, pow10: String(nsPerUnit * FS_PER_NS).length - 1 } } : {}),
+      partBytes: STAGE_PART_BYTES,
+    };
     let scan;
     let routedDone: Promise<void> = Promise.resolve();
     try {
@@ -543,14 +627,9 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
         records: [{
           paths: [['[]'], ['traceEvents', '[]']],
           out,
-          exactKeys: EXACT,
-          exactText: false,
-          // ns exact to the femtosecond (see FS_PER_NS): scaled to fs, then the point put back
-          convert: (_key, text) => fsToNsText(scaleDecimal(text, nsPerUnit * FS_PER_NS)),
-          // the same for the native scanner when the scale is a power of ten (every TimeUnit's is)
-          ...(/^10*$/.test(String(nsPerUnit * FS_PER_NS)) ? { nativeConvert: { kind: 'fs' as const, pow10: String(nsPerUnit * FS_PER_NS).length - 1 } } : {}),
-          partBytes: STAGE_PART_BYTES,
-          onPart: loader.each(0, Object.entries(STAGED).map(([k, t]) => `${k}: '${t}'`).join(', '), (read, part) => streamer.load(read, part)),
+          ...conversion,
+          onPart: loader.each(0, columns, (read, part) => streamer.load(read, part)),
+          ...(laneOn ? { hostLane: { to: 1, kindKey: 'ph', kind: 'X', catKey: 'cat', onCategory: (c: string) => streamer.laneCategory(c) } } : {}),
           // events of a phase with no table (flows: 171k of a 174 MB Kineto trace's 546k events) go
           // to raw_records as they are, not staged and read back (the native scanner only;
           // TICKWISE_CHROME_ROUTE=0 stages them, for comparison: the store is the same)
@@ -558,7 +637,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
           // B/E events paired per (pid, tid) as they are scanned, when the scanner can be sure they are the pairs the
           // SQL below finds (the native scanner only; TICKWISE_CHROME_PAIRS=0 pairs them in SQL, for comparison)
           ...(process.env['TICKWISE_CHROME_PAIRS'] === '0' ? {} : { pairs: { kindKey: 'ph', open: 'B', close: 'E', timeKey: 'ts', groupKeys: ['pid', 'tid'], out: join(dir, 'pairs.tsv') } }),
-        }],
+        }, ...(laneOn ? [{ paths: [], out: join(dir, 'host.ndjson'), ...conversion, onPart: loader.each(1, columns, (read, part) => streamer.loadLane(read, part)) }] : [])],
         capture: META_KEYS.map((k) => [k]),
         onRestart: () => loader.restart(() => streamer.restart()),
       });
@@ -588,7 +667,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
     await setImportMemory(store, src, streamer.stageHeavy ? staged : wide);
     for (const i of scan.issues) diags.push(i);
     const routed = scan.routed?.[0] ?? null;
-    const records = scan.counts[0]! + (routed?.records ?? 0);
+    const records = scan.counts[0]! + (scan.counts[1] ?? 0) + (routed?.records ?? 0);
     if (records === 0) throw new TickwiseError('empty-input', traceMessages.noEvents(), { file: src.displayPath, line: 1 });
     const meta = (k: string) => scan.captured.get(k);
     const displayUnit = unquote(meta('displayTimeUnit'));
