@@ -116,14 +116,20 @@ describe('DuckDB\'s memory bound for a stage-heavy trace', () => {
   it('a B/E trace, whose stage holds its spans to the end, keeps DuckDB under 0.8 of its size (at least 120 MB), not twice it; an X trace gets the wide bound after its scan', async () => {
     vi.stubEnv('TICKWISE_CHROME_STREAM', '1');
     const be = join(tmp(), 'be.json');
-    writeFileSync(be, beginEndTrace(3000, null));
-    // streamed: 150 MB while scanning (a small trace: the floor); stage-heavy after the first part: 120 MB from there on
+    writeFileSync(be, beginEndTrace(40_000, null));
+    // streamed: 150 MB while scanning (a small trace: the floor); stage-heavy once 64k events are loaded (its second
+    // part): 120 MB from there on
     expect((await boundsOf(be)).slice(0, -1)).toEqual(['150MB', '120MB']);
+    // a Kineto-like X trace: 7 of 8 events CPU ops of ~480 bytes (the host lane's), 1 in 8 a kernel of ~780 (staged).
+    // The kernels' first part (4 MiB) is loaded when the lane has loaded only its own first one (4 MiB; its second,
+    // 16 MiB, not yet written): 38% staged so far, 12.5% in the end. Not stage-heavy: the wide bound after the scan
     const x = join(tmp(), 'x.json');
-    const ev = Array.from({ length: 3000 }, (_v, i) => JSON.stringify({ ph: 'X', name: `k${i % 5}`, cat: 'cpu_op', pid: 1, tid: 1, ts: i * 10, dur: 5 }));
+    const ev = Array.from({ length: 100_000 }, (_v, i) => (i % 8 === 0
+      ? JSON.stringify({ ph: 'X', name: 'gemm', cat: 'kernel', pid: 2, tid: 7, ts: i * 10, dur: 5, args: { device: 0, stream: 7, pad: 'p'.repeat(660) } })
+      : JSON.stringify({ ph: 'X', name: `k${i % 5}`, cat: 'cpu_op', pid: 1, tid: 1, ts: i * 10, dur: 5, args: { 'External id': i, pad: 'p'.repeat(360) } })));
     writeFileSync(x, `{"traceEvents":[\n${ev.join(',\n')}]}`);
     const bounds = (await boundsOf(x)).slice(0, -1);
     expect(bounds[0]).toBe('150MB');
     expect(Number.parseInt(bounds.at(-1)!, 10)).toBeGreaterThanOrEqual(300);
-  });
+  }, 120_000);
 });

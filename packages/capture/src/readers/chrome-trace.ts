@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { QueryError, type DeviceKind, type Store } from '@tickwise/store';
 import { NS_PER, TickwiseError, type TimeUnit } from '@tickwise/time';
@@ -262,6 +263,15 @@ interface OutOfRange {
  */
 const STAGE_HEAVY_SHARE = 0.25;
 
+/**
+ * Events (or bytes of parts) loaded before the share is judged: the host
+ * lane's parts and the others' come in their own order (a 174 MB Kineto
+ * trace's first kernels part, 6.5k events, came after a lane part of 9.9k
+ * spans: 40% staged, and the trace was taken for a B/E one, 139 MB for
+ * DuckDB where 348 MB were due). A B/E trace is judged after its second part.
+ */
+const STAGE_HEAVY_MIN = { events: 1 << 16, bytes: 2 * STAGE_PART_BYTES };
+
 /** SQL: a part's facts: a time with a fraction of a ns, the smallest X ts (exact), its events. */
 const PART_FACTS = `bool_or(strpos(_ts, '.') > 0 OR strpos(_dur, '.') > 0) AS frac, min(${NS_OF('_ts')}) FILTER (WHERE ph = 'X') AS min_x, count(*) AS n`;
 
@@ -315,8 +325,9 @@ class HostSpanStream {
   /** The host lane's categories not judged yet (see {@link laneCategory}). */
   private laneCats: string[] = [];
 
-  /** Events loaded, of all parts. */
+  /** Events loaded, of all parts, and the parts' bytes. */
   private loaded = 0;
+  private loadedBytes = 0;
   private heavy = false;
   /** Parts go straight into the stage (see {@link noteStageHeavy}). */
   private direct = false;
@@ -362,6 +373,7 @@ class HostSpanStream {
    * and the part's error is the one to tell).
    */
   async load(read: string, part: NdjsonPart): Promise<void> {
+    this.loadedBytes += sizeOf(part.path);
     try {
       await this.loadPart(read, part);
     } catch (e) {
@@ -421,6 +433,7 @@ class HostSpanStream {
    */
   async loadLane(read: string, part: NdjsonPart): Promise<void> {
     if (part.records === 0) return;
+    this.loadedBytes += sizeOf(part.path);
     try {
       // DuckDB lowercases as the SQL does (the scanner's rule is ASCII only, the lowered text the lookup's key)
       const fresh = this.laneCats;
@@ -493,7 +506,8 @@ class HostSpanStream {
   }
 
   private async noteStageHeavy(): Promise<void> {
-    if (this.on && !this.heavy && this.loaded - this.written > STAGE_HEAVY_SHARE * this.loaded) {
+    const judged = this.loaded >= STAGE_HEAVY_MIN.events || this.loadedBytes >= STAGE_HEAVY_MIN.bytes;
+    if (this.on && !this.heavy && judged && this.loaded - this.written > STAGE_HEAVY_SHARE * this.loaded) {
       this.heavy = true;
       await this.onStageHeavy();
       // the next parts straight into the stage, when the loads run on one thread (the parts numbered as read);
@@ -545,6 +559,7 @@ class HostSpanStream {
     this.minXTs = null;
     this.written = 0;
     this.loaded = 0;
+    this.loadedBytes = 0;
     this.heavy = false;
     this.direct = false;
     this.laneCats = [];
@@ -557,6 +572,15 @@ class HostSpanStream {
       await this.store.run('BEGIN TRANSACTION');
       this.open = true;
     }
+  }
+}
+
+/** A file's size, 0 when it cannot be read (read_json names the problem). */
+function sizeOf(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
   }
 }
 
