@@ -189,10 +189,12 @@ export async function openInputs(
  * queries on). SHORT_DECAY: one arena, freed pages given back to the system
  * after ~10 ms, so a page freed and soon needed again is reused, not faulted
  * in afresh (~12% faster than PROMPT_FREE for a 174 MB Kineto trace, ~14%
- * for 1 GB), but its peak moves with the timing (324-375 MB of RSS for the
- * 174 MB trace, 7 runs). PROMPT_FREE: back at once, the peak steady (312-348
- * MB): for a Chrome trace under {@link SHORT_DECAY_BYTES}, whose peak must
- * stay under twice its size, and one whose stage grows to the end (B/E).
+ * for 1 GB), but its peak moves with the timing: 324-375 MB of RSS for the
+ * 174 MB trace (7 runs) when every event was staged part by part; 302-337 MB
+ * (15 runs) since its host spans come in the native scanner's host lane
+ * (281-300 MB under PROMPT_FREE). PROMPT_FREE: back at once, the peak
+ * steady: for a Chrome trace whose stage grows to the end (B/E), and one
+ * under {@link SHORT_DECAY_BYTES} read without the native scanner (no lane).
  */
 const SHORT_DECAY = 'narenas:1,dirty_decay_ms:10,muzzy_decay_ms:0';
 const PROMPT_FREE = 'dirty_decay_ms:0,muzzy_decay_ms:0';
@@ -202,8 +204,8 @@ const LARGE_TRACE_BYTES = 64e6;
 
 /**
  * A Chrome trace this size or more (counted as for LARGE_TRACE_BYTES) gets
- * SHORT_DECAY: ~150 MB of process, ~150-180 MB of DuckDB and the allocator's
- * slack stay well under twice it.
+ * SHORT_DECAY even without the native scanner: ~150 MB of process, ~150-180
+ * MB of DuckDB and the allocator's slack stay well under twice it.
  */
 const SHORT_DECAY_BYTES = 200e6;
 
@@ -214,10 +216,11 @@ const SHORT_DECAY_BYTES = 200e6;
  * jemalloc's default the freed parts stayed in the process (a 174 MB Kineto
  * trace peaked at ~400 MB under a 150 MB memory_limit; 1 GB of rocprofv3 JSON
  * at 1.26 GB). SHORT_DECAY for rocprofv3 JSON (1 GB: 0.92 GB, as fast) and a
- * Chrome trace of {@link SHORT_DECAY_BYTES} or more (1 GB of Kineto: 12.7-15.5
- * s, ~850 MB, against 14.6-18.9 s, ~885 MB); PROMPT_FREE for a smaller Chrome trace or
- * one that looks mostly B/E from its first bytes (`beginEndHeavy`), and for
- * all when any input wants it (docs/performance.md). Only before DuckDB's
+ * Chrome trace (1 GB of Kineto: 12.7-15.5 s, ~850 MB, against 14.6-18.9 s,
+ * ~885 MB; 174 MB: 2.4-2.7 s against 2.8-3.0 s); PROMPT_FREE for a Chrome
+ * trace that looks mostly B/E from its first bytes (`beginEndHeavy`), or one
+ * under {@link SHORT_DECAY_BYTES} when the native scanner is not there, and
+ * for all when any input wants it (docs/performance.md). Only before DuckDB's
  * library is loaded (jemalloc reads it once): a verb calls it before it opens
  * a store. Returns whether it did.
  */
@@ -226,6 +229,7 @@ export async function freeMemoryPromptlyFor(inputs: readonly string[], formats: 
   const { detectFormat, readHead } = await import('./formats');
   const { beginEndHeavy } = await import('./readers/chrome-trace');
   const { openSource } = await import('./source-file');
+  const { nativeScannerFor } = await import('./json-records-native');
   let conf: string | undefined;
   for (const input of inputs) {
     if (input === '-') continue;
@@ -239,7 +243,8 @@ export async function freeMemoryPromptlyFor(inputs: readonly string[], formats: 
       if (bytes < LARGE_TRACE_BYTES) continue;
       const found = format ?? formats.get(input) ?? (await detectFormat(src).catch(() => undefined));
       if (found !== 'chrome-trace' && found !== 'rocprofv3-json') continue;
-      const prompt = found === 'chrome-trace' && (bytes < SHORT_DECAY_BYTES || beginEndHeavy(await readHead(src).catch(() => '')));
+      const prompt = found === 'chrome-trace'
+        && ((bytes < SHORT_DECAY_BYTES && nativeScannerFor(src.sizeBytes, src.compression, env) === null) || beginEndHeavy(await readHead(src).catch(() => '')));
       conf = prompt || conf === PROMPT_FREE ? PROMPT_FREE : SHORT_DECAY;
     } finally {
       await src.cleanup().catch(() => undefined);
