@@ -56,7 +56,8 @@ struct Fallback {
 //   C \t<key>\t<key>...             a captured path
 //   R <spec>\t<key>\t<out>\t<value>... the spec's route (see Route)
 //   Q <spec>\t<kindKey>\t<open>\t<close>\t<timeKey>\t<out>\t<groupKey>...  the spec's pairs (see Pairing)
-//   H <spec> <lane spec>\t<kindKey>\t<kind>\t<catKey>  the spec's host lane (see HostLane)
+//   H <spec> <lane spec>\t<kindKey>\t<kind>\t<catKey>\t<nameKey>\t<pidKey>\t<tidKey>\t<argsKey>\t<corrKey>\t<tsKey>\t<durKey>
+//                                   the spec's host lane (see HostLane)
 
 enum Convert { NONE, SCALE, FS };
 
@@ -82,20 +83,23 @@ struct Pairing {
   std::vector<std::string> groupKeys;
 };
 
-// A spec's host lane (RecordSpec.hostLane): a record whose own-level <kindKey>
-// is the string <kind> and whose own-level <catKey> is a string that
-// hostCategory() accepts, each written once and without escapes, goes to
-// the NDJSON of spec <to> instead, written as the spec's records are (the
-// same fields and conversions; the lane's own parts, lines and ends). The
+// A spec's host lane (RecordSpec.hostLane): the Chrome reader's host spans
+// (cpu_op, python_function, runtime calls: ~90% of a Kineto trace) as rows
+// of a tab-separated file that DuckDB reads with read_csv, not NDJSON
+// records it parses again. A record goes there (spec <to>'s parts, lines
+// and ends) instead of its spec's NDJSON when its own-level <kindKey> is the
+// string <kind>, its <catKey> a string that hostCategory() accepts, and
+// every value the row takes is one whose text read_json would give as it is
+// written (see LaneRecord): then the row holds what the staged record would
+// have given, byte for byte. Any doubt keeps the record in its spec. The
 // first record of each category sent there prints `K <to>\t<category>`
-// before the part that holds it. A Chrome trace's host spans (cpu_op,
-// python_function, runtime calls: ~90% of a Kineto trace) are loaded
-// straight into the store from their own parts, not staged with the rest.
-// The caller checks every record of the lane as it would have (a record
-// sent here by mistake costs time, not a wrong row).
+// before the part that holds it. A row, fields separated by tabs:
+//   <line> <name|\N> <cat> <pid|\N> <tid|\N> <ts ns text> <dur ns text> <correlation: digits|\N|?> <host args JSON>
+// the host args `{"pid":"<pid>"|null,"tid":"<tid>"|null,"args":<args, minified>|null}` (the Chrome reader's
+// HOST_ARGS, as DuckDB writes it); correlation `?`: the caller reads it from the args.
 struct HostLane {
   size_t to = 0;
-  std::string kindKey, kind, catKey;
+  std::string kindKey, kind, catKey, nameKey, pidKey, tidKey, argsKey, corrKey, tsKey, durKey;
 };
 
 struct Spec {
@@ -222,16 +226,19 @@ Plan readPlan(const char *file) {
     } else if (kind == 'H') {
       std::vector<std::string> parts = splitTabs(rest);
       unsigned long long spec = 0, to = 0;
-      if (parts.size() != 4 || std::sscanf(parts[0].c_str(), "%llu %llu", &spec, &to) != 2 || spec >= p.specs.size() || to >= p.specs.size() ||
-          spec == to || p.specs[spec].laned || parts[1].empty() || parts[3].empty()) {
+      if (parts.size() != 11 || std::sscanf(parts[0].c_str(), "%llu %llu", &spec, &to) != 2 || spec >= p.specs.size() || to >= p.specs.size() ||
+          spec == to || p.specs[spec].laned) {
         fallback("bad plan line H");
+      }
+      for (size_t i = 1; i < parts.size(); i++) {
+        if (parts[i].empty() && i != 2) fallback("bad plan line H");
       }
       Spec &s = p.specs[spec];
       s.laned = true;
-      s.lane.to = to;
-      s.lane.kindKey = parts[1];
-      s.lane.kind = parts[2];
-      s.lane.catKey = parts[3];
+      HostLane &l = s.lane;
+      l.to = to;
+      l.kindKey = parts[1], l.kind = parts[2], l.catKey = parts[3], l.nameKey = parts[4], l.pidKey = parts[5], l.tidKey = parts[6];
+      l.argsKey = parts[7], l.corrKey = parts[8], l.tsKey = parts[9], l.durKey = parts[10];
     } else if (kind == 'P' || kind == 'X' || kind == 'C') {
       std::vector<std::string> parts = splitTabs(rest);
       if (kind == 'C') {
@@ -683,6 +690,40 @@ struct Frame {
   State state;
 };
 
+// What a record holds for its host lane's row (HostLane), gathered as it is parsed. A value goes into the row only
+// when read_json gives it back as it is written: a string of printable ASCII without escapes, an integer of at most
+// 18 digits (plainInteger), true, false, null, and for the args, containers of those (minified: DuckDB writes them
+// so). A record with a byte beyond ASCII anywhere (read_json checks a whole record's UTF-8), a top-level key the
+// staged record would repeat (`_line`, `_ts`: any key starting with `_`), or one of the row's keys twice (a staged
+// column twice is read_json's error) stays in its spec.
+struct LaneRecord {
+  enum { KIND = 1, CAT, NAME, PID, TID, ARGS, FIELDS };
+  struct Value {
+    int tok = 0;  // 0: absent
+    size_t start = 0, len = 0;
+  };
+  bool ok = false;
+  int next = 0;  // the field the next top-level value is
+  int hits[FIELDS] = {};
+  Value field[FIELDS];
+  size_t argsLevel = 0;  // the args container's depth (kinds_) while it is read, else 0
+  bool corrNext = false;
+  int corrHits = 0;
+  Value corr;
+
+  void reset(bool on) {
+    *this = LaneRecord();
+    ok = on;
+  }
+  // a string that read_json gives back as written
+  static bool plainText(const unsigned char *p, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+      if (p[i] < 0x20 || p[i] > 0x7e) return false;
+    }
+    return true;
+  }
+};
+
 class Scanner {
  public:
   explicit Scanner(const Plan &plan) : plan_(plan) {
@@ -717,6 +758,7 @@ class Scanner {
   std::vector<std::unique_ptr<PairState>> pairs_;  // per spec: its pairing, or null
   // per spec with a host lane: each category already judged (true: it goes to the lane)
   std::vector<std::unordered_map<std::string, bool>> laneCats_;
+  LaneRecord lane_;
 
   Tokenizer t;
   std::vector<Out> outs_;
@@ -956,12 +998,10 @@ class Scanner {
     const Pairing *pairing = pairs_[spec] && pairs_[spec]->on ? &plan_.specs[spec].pairing : nullptr;
     int pairNext = -1;
     if (pairing) pairField_.assign(1 + pairing->groupKeys.size(), {0, std::string()});
-    // the host lane's two fields (HostLane): which one the next top-level value is (1 kind, 2 category), how often
-    // each was seen, and the category's bytes; any doubt keeps the record in the spec
+    // the host lane's row (HostLane, LaneRecord): any doubt keeps the record in the spec
     const HostLane *lane = plan_.specs[spec].laned ? &plan_.specs[spec].lane : nullptr;
-    int laneNext = 0, laneKindHits = 0, laneCatHits = 0;
-    bool laneOk = lane != nullptr;
-    size_t catStart = 0, catLen = 0;
+    LaneRecord &ln = lane_;
+    ln.reset(lane != nullptr);
     pairTimeSet_ = false;
     for (;;) {
       Tok tok = t.next();
@@ -997,19 +1037,7 @@ class Scanner {
                   if (pairNext >= 0 && pairField_[static_cast<size_t>(pairNext)].first != 0) pairField_[static_cast<size_t>(pairNext)].first = -1, pairNext = -1;
                 }
               }
-              if (laneOk) {
-                const char *k = reinterpret_cast<const char *>(t.buf) + t.start + 1;
-                size_t kl = t.stop - t.start - 2;
-                if (t.escaped) {
-                  laneOk = false;  // it might decode to one of the keys
-                } else if (kl == lane->kindKey.size() && std::memcmp(k, lane->kindKey.data(), kl) == 0) {
-                  laneNext = 1;
-                  laneKindHits++;
-                } else if (kl == lane->catKey.size() && std::memcmp(k, lane->catKey.data(), kl) == 0) {
-                  laneNext = 2;
-                  laneCatHits++;
-                }
-              }
+              if (ln.ok) laneKey(*lane, ln);
               if (routable) {
                 if (t.escaped) {
                   routable = false;  // it might decode to the key
@@ -1018,6 +1046,8 @@ class Scanner {
                   routeHits++;
                 }
               }
+            } else if (ln.ok && ln.argsLevel != 0) {
+              laneArgsKey(*lane, ln);
             }
             continue;
           }
@@ -1066,19 +1096,7 @@ class Scanner {
               pf.first = -1;
             }
           }
-          if (laneNext != 0) {  // the value of a lane key (at this level)
-            const unsigned char *v = t.buf + t.start + 1;
-            size_t vl = t.stop - t.start - 2;
-            if (tok != STRING || t.escaped) {
-              laneOk = false;
-            } else if (laneNext == 1) {
-              if (vl != lane->kind.size() || std::memcmp(v, lane->kind.data(), vl) != 0) laneOk = false;
-            } else {
-              catStart = t.start + 1;
-              catLen = vl;
-            }
-            laneNext = 0;
-          }
+          if (ln.ok) laneValue(*lane, ln, tok);
           if (routeValueNext) {  // the value of the route key (at this level: the token right after its colon)
             routeValueNext = false;
             if (tok == STRING && !t.escaped) {
@@ -1111,6 +1129,10 @@ class Scanner {
       }
       if (closed) {
         kinds_.pop_back();
+        if (ln.argsLevel != 0 && kinds_.size() < ln.argsLevel) {  // the args container ends
+          ln.field[LaneRecord::ARGS].len = t.stop - ln.field[LaneRecord::ARGS].start;
+          ln.argsLevel = 0;
+        }
         if (kinds_.empty()) break;
         state = kinds_.back() == 1 ? OBJ_NEXT : ARR_NEXT;
       }
@@ -1119,13 +1141,171 @@ class Scanner {
       // a routed record is not among the spec's records: one that would pair stops the pairing
       if (pairing && pairKind(*pairing) != 0) pairs_[spec]->on = false;
       writeRouted(spec, recLine, bodyLine, bodyCrs, bodyStart, t.start, valueStart, valueLen);
-    } else if (laneOk && laneKindHits == 1 && laneCatHits == 1 && !(pairing && pairKind(*pairing) != 0) && toLane(spec, catStart, catLen)) {
-      writeRecord(spec, lane->to, recLine, bodyLine, bodyCrs, bodyStart, t.start);
+    } else if (ln.ok && ln.hits[LaneRecord::KIND] == 1 && ln.hits[LaneRecord::CAT] == 1 && !(pairing && pairKind(*pairing) != 0)
+               && laneReady(spec, *lane, recStart) && toLane(spec, ln.field[LaneRecord::CAT].start, ln.field[LaneRecord::CAT].len)) {
+      writeLaneRow(spec, *lane, ln, recLine);
     } else {
       writeRecord(spec, spec, recLine, bodyLine, bodyCrs, bodyStart, t.start);
       if (pairing) pairStep(spec, *pairing, outs_[spec].count - 1);
     }
     return true;
+  }
+
+  // A key of the record's own level, for its host lane's row.
+  void laneKey(const HostLane &l, LaneRecord &ln) {
+    const char *k = reinterpret_cast<const char *>(t.buf) + t.start + 1;
+    size_t kl = t.stop - t.start - 2;
+    // an escaped key might decode to one of the row's; a `_` key might repeat one the staged record appends
+    if (t.escaped || (kl > 0 && k[0] == '_')) {
+      ln.ok = false;
+      return;
+    }
+    auto is = [&](const std::string &w) { return w.size() == kl && std::memcmp(w.data(), k, kl) == 0; };
+    int f = is(l.kindKey) ? LaneRecord::KIND : is(l.catKey) ? LaneRecord::CAT : is(l.nameKey) ? LaneRecord::NAME : is(l.pidKey) ? LaneRecord::PID
+          : is(l.tidKey) ? LaneRecord::TID : is(l.argsKey) ? LaneRecord::ARGS : 0;
+    if (f == 0) return;
+    if (++ln.hits[f] > 1) ln.ok = false;
+    ln.next = f;
+  }
+
+  // A key inside the args: plain, and whether it is the correlation (of the args object's own level).
+  void laneArgsKey(const HostLane &l, LaneRecord &ln) {
+    const unsigned char *k = t.buf + t.start + 1;
+    size_t kl = t.stop - t.start - 2;
+    if (t.escaped || !LaneRecord::plainText(k, kl)) {
+      ln.ok = false;
+      return;
+    }
+    if (kinds_.size() == ln.argsLevel && kl == l.corrKey.size() && std::memcmp(k, l.corrKey.data(), kl) == 0) {
+      ln.corrNext = true;
+      ln.corrHits++;
+    }
+  }
+
+  // A value token: a top-level one of the row's fields, or one inside the args.
+  void laneValue(const HostLane &l, LaneRecord &ln, Tok tok) {
+    const unsigned char *text = t.buf + t.start;
+    size_t len = t.stop - t.start;
+    bool plainString = tok == STRING && !t.escaped && LaneRecord::plainText(text + 1, len - 2);
+    auto integer = [&]() { return tok == NUMBER && plainInteger(std::string(reinterpret_cast<const char *>(text), len)); };
+    bool null = tok == LITERAL && len == 4 && std::memcmp(text, "null", 4) == 0;
+    if (kinds_.size() == 1) {
+      int f = ln.next;
+      ln.next = 0;
+      if (f == 0) return;
+      LaneRecord::Value &v = ln.field[f];
+      v.tok = tok;
+      v.start = t.start;
+      v.len = len;
+      switch (f) {
+        case LaneRecord::KIND:
+          if (!plainString || len - 2 != l.kind.size() || std::memcmp(text + 1, l.kind.data(), len - 2) != 0) ln.ok = false;
+          break;
+        case LaneRecord::CAT:
+          if (tok != STRING || t.escaped) ln.ok = false;  // (hostCategory: ASCII only)
+          v.start = t.start + 1;
+          v.len = len - 2;
+          break;
+        case LaneRecord::NAME:
+          if (!plainString && !null) ln.ok = false;
+          break;
+        case LaneRecord::PID:
+        case LaneRecord::TID:
+          if (!plainString && !integer() && !null) ln.ok = false;
+          break;
+        default:  // ARGS
+          if (tok == BEGIN_OBJECT || tok == BEGIN_ARRAY) ln.argsLevel = 2;  // (the container's depth once it is pushed)
+          else if (!plainString && !integer() && tok != LITERAL) ln.ok = false;
+      }
+      return;
+    }
+    if (ln.argsLevel == 0 || kinds_.size() < ln.argsLevel) return;
+    if ((tok == STRING && !plainString) || (tok == NUMBER && !integer())) ln.ok = false;
+    if (ln.corrNext && kinds_.size() == ln.argsLevel) {
+      ln.corrNext = false;
+      ln.corr.tok = tok == NUMBER && ln.ok && text[0] != '-' ? NUMBER : -1;
+      ln.corr.start = t.start;
+      ln.corr.len = len;
+    }
+  }
+
+  // The record (its bytes from recStart) can be a lane row: ASCII throughout, a ts and a dur, and under 1 MiB
+  // (read_csv's longest line is 2 MiB unless raised, and a larger one raises its buffers).
+  bool laneReady(size_t spec, const HostLane &l, size_t recStart) const {
+    if (t.stop - recStart > (1u << 20)) return false;
+    for (size_t i = recStart; i < t.stop; i++) {
+      if (t.buf[i] >= 0x80) return false;
+    }
+    bool ts = false, dur = false;
+    const Spec &s = plan_.specs[spec];
+    for (size_t k : exactOrder_) {
+      ts = ts || s.exactKeys[k] == l.tsKey;
+      dur = dur || s.exactKeys[k] == l.durKey;
+    }
+    return ts && dur;
+  }
+
+  // The record's host lane row (HostLane): its exact values converted as writeRecord converts them.
+  void writeLaneRow(size_t spec, const HostLane &l, const LaneRecord &ln, uint64_t recLine) {
+    const Spec &s = plan_.specs[spec];
+    auto &texts = exactText_[spec];
+    std::string ts, dur, text;
+    for (size_t k : exactOrder_) {
+      exactValue(s, texts[k].second, text, conv_);
+      texts[k].first = false;
+      if (s.exactKeys[k] == l.tsKey) ts = conv_;
+      if (s.exactKeys[k] == l.durKey) dur = conv_;
+    }
+    exactOrder_.clear();
+    const char *b = reinterpret_cast<const char *>(t.buf);
+    auto raw = [&](const LaneRecord::Value &v) {  // a string's content, an integer's digits
+      return v.tok == STRING ? std::string(b + v.start + 1, v.len - 2) : std::string(b + v.start, v.len);
+    };
+    auto absent = [&](const LaneRecord::Value &v) { return v.tok == 0 || v.tok == LITERAL; };  // (LITERAL: null, as checked)
+    std::string &o = outs_[l.to].buf;
+    appendUint(o, recLine);
+    const LaneRecord::Value *f = ln.field;
+    for (int i : {LaneRecord::NAME, LaneRecord::CAT, LaneRecord::PID, LaneRecord::TID}) {
+      o.push_back('\t');
+      if (i == LaneRecord::CAT) o.append(b + f[i].start, f[i].len);
+      else if (absent(f[i])) o += "\\N";
+      else o += raw(f[i]);
+    }
+    o.push_back('\t');
+    o += ts;
+    o.push_back('\t');
+    o += dur;
+    o.push_back('\t');
+    // the correlation: json_extract_string(args, '$.correlation'), as far as it is sure
+    const LaneRecord::Value &a = f[LaneRecord::ARGS];
+    if (a.tok != BEGIN_OBJECT || ln.corrHits == 0) o += "\\N";
+    else if (ln.corrHits == 1 && ln.corr.tok == NUMBER) o += raw(ln.corr);
+    else o.push_back('?');
+    o += "\t{\"pid\":";
+    for (int i : {LaneRecord::PID, LaneRecord::TID}) {
+      if (i == LaneRecord::TID) o += ",\"tid\":";
+      if (absent(f[i])) {
+        o += "null";
+      } else {
+        o.push_back('"');
+        o += raw(f[i]);
+        o.push_back('"');
+      }
+    }
+    o += ",\"args\":";
+    if (a.tok == 0 || (a.tok == LITERAL && a.len == 4 && std::memcmp(b + a.start, "null", 4) == 0)) {
+      o += "null";
+    } else {
+      // minified: whitespace outside strings left out (no string of the args has an escape)
+      bool inString = false;
+      for (size_t i = a.start; i < a.start + a.len; i++) {
+        char c = b[i];
+        if (c == '"') inString = !inString;
+        if (inString || !isSpace(static_cast<unsigned char>(c))) o.push_back(c);
+      }
+    }
+    o += "}\n";
+    outs_[l.to].done(static_cast<uint32_t>(recLine));
   }
 
   // Whether a record of category t.buf[at, at + len) goes to spec's host lane (HostLane), judged once a category.
@@ -1266,6 +1446,29 @@ class Scanner {
   }
 
   // A record of spec, written to the NDJSON of spec `to` (itself, or its host lane).
+  // An exact key's value as a record gets it: `text` the written text trimmed, `value` that converted (the spec's
+  // convert); a text the fast path does not take falls back (the TypeScript scanner converts it).
+  static void exactValue(const Spec &s, const std::string &written, std::string &text, std::string &value) {
+    // String#trim: ASCII whitespace here (a text with any other byte falls back below)
+    size_t a = 0, b = written.size();
+    while (a < b && isSpace(static_cast<unsigned char>(written[a]))) a++;
+    while (b > a && isSpace(static_cast<unsigned char>(written[b - 1]))) b--;
+    for (unsigned char c : written) {
+      if (c >= 0x80) fallback("an exact value with a non-ASCII byte");
+    }
+    text = written.substr(a, b - a);
+    if (s.convert == NONE) {
+      value = text;
+    } else {
+      if (!scaleDecimal(text, s.pow10, value)) fallback("an exact value beyond the fast conversion");
+      if (s.convert == FS) value = fsToNsText(value);
+    }
+    // (what appendPlainString writes: the lane's row holds it as it is)
+    for (unsigned char c : value) {
+      if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') fallback("an exact value that needs escaping");
+    }
+  }
+
   void writeRecord(size_t spec, size_t to, uint64_t recLine, uint64_t bodyLine, uint64_t bodyCrs, long bodyStart, size_t closeAt) {
     std::string &o = outs_[to].buf;
     o += "{\"_line\":";
@@ -1286,31 +1489,19 @@ class Scanner {
     if (!exactOrder_.empty()) {
       const Spec &s = plan_.specs[spec];
       auto &texts = exactText_[spec];
+      std::string text;
       for (size_t k : exactOrder_) {
-        std::string text = texts[k].second;
         texts[k].first = false;
-        // String#trim: ASCII whitespace here (a text with any other byte falls back below)
-        size_t a = 0, b = text.size();
-        while (a < b && isSpace(static_cast<unsigned char>(text[a]))) a++;
-        while (b > a && isSpace(static_cast<unsigned char>(text[b - 1]))) b--;
-        for (unsigned char c : text) {
-          if (c >= 0x80) fallback("an exact value with a non-ASCII byte");
-        }
-        text = text.substr(a, b - a);
+        exactValue(s, texts[k].second, text, conv_);
         o += ",\"_";
         o += s.exactKeys[k];
         o += "\":";
+        appendPlainString(o, conv_);
         const bool isTime = s.paired && s.exactKeys[k] == s.pairing.timeKey;
-        if (s.convert == NONE) {
-          appendPlainString(o, text);
-          if (isTime) pairTime_ = text;
-        } else {
-          if (!scaleDecimal(text, s.pow10, conv_)) fallback("an exact value beyond the fast conversion");
-          if (s.convert == FS) conv_ = fsToNsText(conv_);
-          appendPlainString(o, conv_);
-          if (isTime) pairTime_ = conv_;
+        if (isTime) {
+          pairTime_ = conv_;
+          pairTimeSet_ = true;
         }
-        if (isTime) pairTimeSet_ = true;
         if (!s.exactText) continue;
         o += ",\"_";
         o += s.exactKeys[k];

@@ -102,13 +102,11 @@ export function nativePlan(opts: ScanOptions, maxRecordBytes: number, capdir: st
     const lane = spec.hostLane;
     if (lane !== undefined) {
       const target = opts.records[lane.to];
-      // the lane's records are written as this spec's: the same exact keys and conversion, no paths, route or lane of its own
-      const same = target !== undefined && lane.to !== i && target.paths.length === 0 && target.route === undefined && target.hostLane === undefined
-        && target.nativeConvert?.kind === conv?.kind && target.nativeConvert?.pow10 === conv?.pow10 && (target.exactText !== false) === (spec.exactText !== false)
-        && (target.exactKeys ?? []).join('\t') === keys.join('\t');
-      if (same && [lane.kindKey, lane.kind, lane.catKey].every(plain) && lane.kindKey !== '' && lane.catKey !== '') {
-        lanes.push([`H ${i} ${lane.to}`, lane.kindKey, lane.kind, lane.catKey].join('\t'));
-      }
+      // the lane's spec holds only its rows (no paths, route or lane of its own); ts and dur are this spec's exact keys
+      const fits = target !== undefined && lane.to !== i && target.paths.length === 0 && target.route === undefined && target.hostLane === undefined
+        && keys.includes(lane.tsKey) && keys.includes(lane.durKey);
+      const fields = [lane.kindKey, lane.kind, lane.catKey, lane.nameKey, lane.pidKey, lane.tidKey, lane.argsKey, lane.corrKey, lane.tsKey, lane.durKey];
+      if (fits && fields.every(plain) && fields.every((k, j) => j === 1 || k !== '')) lanes.push([`H ${i} ${lane.to}`, ...fields].join('\t'));
     }
     const pairs = spec.pairs;
     if (pairs !== undefined && keys.includes(pairs.timeKey)) {

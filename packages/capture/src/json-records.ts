@@ -77,17 +77,19 @@ export interface RecordSpec {
    */
   readonly pairs?: PairSpec;
   /**
-   * Records whose own-level `kindKey` is the string `kind` and whose
-   * own-level `catKey` is a string the scanner's host rule accepts (the
-   * Chrome reader's CAT_CLASS 'host': tw-jsonscan's `hostCategory`), each
-   * written once and without escapes, may go to spec number `to` instead
+   * The Chrome reader's host lane: records whose own-level `kindKey` is the
+   * string `kind` and whose `catKey` is a string the scanner's host rule
+   * accepts (CAT_CLASS 'host': tw-jsonscan's `hostCategory`), and whose
+   * values read_json would give back as written, may go to spec number `to`
    * (a spec with no paths of its own: its parts, lines and ends are the
-   * lane's), written as this spec's records are. `onCategory` hears each
+   * lane's) as tab-separated rows instead of this spec's NDJSON:
+   * `line, name, cat, pid, tid, ts, dur, correlation, host args` (nulls
+   * `\N`; the format in tw-jsonscan.cpp, HostLane). `onCategory` hears each
    * category the first time a record of it goes there, before the part that
    * holds it. Only the native scanner does this; the TypeScript scanner
-   * writes every record to this spec. A reader checks the lane's records as
-   * it would have: the rule decides where a record is loaded, never what
-   * it becomes.
+   * writes every record to this spec. A reader checks the lane's rows as it
+   * would have checked the records: the rule decides where a record is
+   * loaded, never what it becomes.
    */
   readonly hostLane?: HostLaneSpec;
 }
@@ -98,6 +100,15 @@ export interface HostLaneSpec {
   readonly kindKey: string;
   readonly kind: string;
   readonly catKey: string;
+  readonly nameKey: string;
+  readonly pidKey: string;
+  readonly tidKey: string;
+  readonly argsKey: string;
+  /** The key inside the args whose integer is the row's correlation. */
+  readonly corrKey: string;
+  /** Exact keys of this spec whose converted texts are the row's ts and dur. */
+  readonly tsKey: string;
+  readonly durKey: string;
   readonly onCategory?: (category: string) => void;
 }
 

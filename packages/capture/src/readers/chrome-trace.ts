@@ -121,6 +121,15 @@ const STAGED = {
   _ts: 'VARCHAR', _dur: 'VARCHAR', args: 'JSON',
 } as const;
 
+/**
+ * A host lane row's columns (tw-jsonscan.cpp, HostLane): `h` the host args
+ * JSON as HOST_ARGS makes it, `corr` the correlation's digits, or `?` when
+ * it is read from the args.
+ */
+const LANE_ROW = {
+  _line: 'BIGINT', name: 'VARCHAR', cat: 'VARCHAR', pid: 'VARCHAR', tid: 'VARCHAR', _ts: 'VARCHAR', _dur: 'VARCHAR', corr: 'VARCHAR', h: 'VARCHAR',
+} as const;
+
 /** The phases read from the stage (the rest, with no table, go to raw_records as they are). */
 const TABLED_PHASES = ['X', 'B', 'E', 'i', 'I', 'R', 'C', 'M'];
 
@@ -423,15 +432,15 @@ class HostSpanStream {
   }
 
   /**
-   * One part of the host lane (`read`: its read_json SELECT): X events the
-   * scanner's rule put there, inserted into host_events straight from
-   * read_json (no part table, no facts read back: 0.2-0.3 s less for a 174
-   * MB Kineto trace). Each is checked as a part's X event is (its
-   * category's class by the SQL, its times); one that fails goes to the
-   * stage as it would have (its `rec` NULL: no pair, no raw event can be an
-   * X's), and its facts are read.
+   * One part of the host lane: rows of X events the native scanner's rule
+   * put there (tw-jsonscan.cpp, HostLane), read with read_csv and inserted
+   * into host_events at once: no JSON parsed again but the host args' check,
+   * no part table, no facts read back. Each row is checked as a part's X
+   * event is (its category's class by the SQL, its times); one that fails
+   * goes to the stage as its event would have (its `rec` NULL: no pair, no
+   * raw event can be an X's), and its facts are read.
    */
-  async loadLane(read: string, part: NdjsonPart): Promise<void> {
+  async loadLane(part: NdjsonPart): Promise<void> {
     if (part.records === 0) return;
     this.loadedBytes += sizeOf(part.path);
     try {
@@ -441,13 +450,17 @@ class HostSpanStream {
       await this.judge(fresh.length === 0 ? [] : (await this.store.query({ l: 'string' },
         `SELECT DISTINCT lower(c) AS l FROM (VALUES ${fresh.map((c) => `(${sqlString(c)})`).join(', ')}) t(c)`)).map((r) => r.l));
       // the exact conversions: a lane part's facts are not read (whether a time has a fraction of a ns)
-      const { derived, pick } = this.hostSql(`SELECT * FROM (${read})`, true);
-      const n = await this.insertHost(derived, pick);
+      const read = `SELECT 'X' AS ph, * FROM read_csv(${sqlString(part.path)}, delim = '\t', quote = '', escape = '', header = false,
+        auto_detect = false, nullstr = '\\N', columns = {${Object.entries(LANE_ROW).map(([k, t]) => `'${k}': '${t}'`).join(', ')}})`;
+      const { derived, pick } = this.hostSql(read, true);
+      // the correlation the scanner was sure of, else read from the args as a staged event's is
+      const corr = `CASE corr WHEN '?' THEN TRY_CAST(json_extract_string(h, '$.args.correlation') AS UBIGINT) ELSE TRY_CAST(corr AS UBIGINT) END`;
+      const n = await this.insertHost(derived, pick, { args: 'h::JSON', corr });
       this.written += n;
       this.loaded += part.records;
       if (n < part.records) {
-        const stray = `SELECT * FROM (${derived}) WHERE NOT coalesce(${pick}, false)`;
-        await this.store.run(`INSERT INTO tw_ct SELECT NULL, ${Object.keys(STAGED).join(', ')} FROM (${stray})`);
+        const stray = `SELECT * REPLACE (json_extract(h, '$.args') AS h) FROM (${derived}) WHERE NOT coalesce(${pick}, false)`;
+        await this.store.run(`INSERT INTO tw_ct SELECT NULL, ${Object.keys(STAGED).map((k) => (k === 'args' ? 'h' : k)).join(', ')} FROM (${stray})`);
         const f = (await this.store.query({ frac: 'boolean?', min_x: 'bigint?', n: 'bigint' }, `SELECT ${PART_FACTS} FROM (${stray})`))[0]!;
         this.note({ ...f, n: 0n });
       }
@@ -490,11 +503,16 @@ class HostSpanStream {
     return { derived, pick };
   }
 
-  /** Inserts the picked rows of `derived` into host_events; how many. */
-  private async insertHost(derived: string, pick: string): Promise<number> {
+  /**
+   * Inserts the picked rows of `derived` into host_events; how many. `from`:
+   * the host args and correlation when the rows hold them already (the host
+   * lane's), else made of a staged event's pid, tid and args.
+   */
+  private async insertHost(derived: string, pick: string, from?: { args: string; corr: string }): Promise<number> {
+    const corr = from?.corr ?? `TRY_CAST(json_extract_string(args, '$.correlation') AS UBIGINT)`;
     return Number(await this.store.scalar(`INSERT INTO host_events
-      SELECT ${this.captureId}, NULL, NULL, 'slice', cat, name, TRY_CAST(json_extract_string(args, '$.correlation') AS UBIGINT), NULL, NULL, NULL,
-        TRY_CAST(tid AS BIGINT), ts::BIGINT, te::BIGINT, (te - ts)::BIGINT, '${this.timeSource}', true, ${HOST_ARGS}, _line
+      SELECT ${this.captureId}, NULL, NULL, 'slice', cat, name, ${corr}, NULL, NULL, NULL,
+        TRY_CAST(tid AS BIGINT), ts::BIGINT, te::BIGINT, (te - ts)::BIGINT, '${this.timeSource}', true, ${from?.args ?? HOST_ARGS}, _line
       FROM (${derived}) WHERE ${pick}`));
   }
 
@@ -644,7 +662,6 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
       partBytes: STAGE_PART_BYTES,
     };
     let scan;
-    let routedDone: Promise<void> = Promise.resolve();
     try {
       scan = await scanJsonRecords(src, {
         mode: 'document',
@@ -653,7 +670,10 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
           out,
           ...conversion,
           onPart: loader.each(0, columns, (read, part) => streamer.load(read, part)),
-          ...(laneOn ? { hostLane: { to: 1, kindKey: 'ph', kind: 'X', catKey: 'cat', onCategory: (c: string) => streamer.laneCategory(c) } } : {}),
+          ...(laneOn ? { hostLane: {
+            to: 1, kindKey: 'ph', kind: 'X', catKey: 'cat', nameKey: 'name', pidKey: 'pid', tidKey: 'tid', argsKey: 'args', corrKey: 'correlation',
+            tsKey: 'ts', durKey: 'dur', onCategory: (c: string) => streamer.laneCategory(c),
+          } } : {}),
           // events of a phase with no table (flows: 171k of a 174 MB Kineto trace's 546k events) go
           // to raw_records as they are, not staged and read back (the native scanner only;
           // TICKWISE_CHROME_ROUTE=0 stages them, for comparison: the store is the same)
@@ -661,15 +681,10 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
           // B/E events paired per (pid, tid) as they are scanned, when the scanner can be sure they are the pairs the
           // SQL below finds (the native scanner only; TICKWISE_CHROME_PAIRS=0 pairs them in SQL, for comparison)
           ...(process.env['TICKWISE_CHROME_PAIRS'] === '0' ? {} : { pairs: { kindKey: 'ph', open: 'B', close: 'E', timeKey: 'ts', groupKeys: ['pid', 'tid'], out: join(dir, 'pairs.tsv') } }),
-        }, ...(laneOn ? [{ paths: [], out: join(dir, 'host.ndjson'), ...conversion, onPart: loader.each(1, columns, (read, part) => streamer.loadLane(read, part)) }] : [])],
+        }, ...(laneOn ? [{ paths: [], out: join(dir, 'host.tsv'), partBytes: STAGE_PART_BYTES, onPart: loader.each(1, columns, (_read, part) => streamer.loadLane(part)) }] : [])],
         capture: META_KEYS.map((k) => [k]),
         onRestart: () => loader.restart(() => streamer.restart()),
       });
-      // the scanner is done: the events it routed go to raw_records on a second connection while the last parts
-      // load on this one (the insert took 0.4-1.0 s of one core for a 174 MB Kineto trace's 171k flows, alone at
-      // the end). TICKWISE_CHROME_ROUTED_LATE=1 inserts them after the spans, to compare
-      if (streamOn && process.env['TICKWISE_CHROME_ROUTED_LATE'] !== '1') routedDone = insertRoutedAside(store, captureId, scan.routed?.[0] ?? null, src.displayPath);
-      routedDone.catch(() => undefined); // awaited below
     } catch (e) {
       await loader.settle();
       await streamer.abandon().catch(() => undefined); // no host event of a failed import left in the store
@@ -679,20 +694,32 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
     }
     try {
       await loader.finish(scan.lines, src.displayPath);
-      await routedDone;
     } catch (e) {
-      await routedDone.catch(() => undefined);
       await streamer.abandon().catch(() => undefined);
-      await store.run(`DELETE FROM raw_records WHERE capture_id = ${captureId}`).catch(() => undefined);
       throw e;
     }
-    await store.run('DROP TABLE IF EXISTS tw_ct_part');
-    await streamer.commit();
-    await setImportMemory(store, src, streamer.stageHeavy ? staged : wide);
+    // every part is loaded: the events the scanner routed go to raw_records on a second connection while this one
+    // commits and builds the span table (the insert takes ~0.35 s of one core for a 174 MB Kineto trace's 171k
+    // flows). Beside the last parts' loads, where it ran before the host lane, it made the import's peak (the
+    // trace's peak RSS up to twice its size). TICKWISE_CHROME_ROUTED_LATE=1 inserts them after the spans, to compare
+    const routedDone = streamOn && process.env['TICKWISE_CHROME_ROUTED_LATE'] !== '1'
+      ? insertRoutedAside(store, captureId, scan.routed?.[0] ?? null, src.displayPath) : Promise.resolve();
+    routedDone.catch(() => undefined); // awaited below
+    try {
+      await store.run('DROP TABLE IF EXISTS tw_ct_part');
+      await streamer.commit();
+      await setImportMemory(store, src, streamer.stageHeavy ? staged : wide);
+    } catch (e) {
+      await routedDone.catch(() => undefined);
+      throw e;
+    }
     for (const i of scan.issues) diags.push(i);
     const routed = scan.routed?.[0] ?? null;
     const records = scan.counts[0]! + (scan.counts[1] ?? 0) + (routed?.records ?? 0);
-    if (records === 0) throw new TickwiseError('empty-input', traceMessages.noEvents(), { file: src.displayPath, line: 1 });
+    if (records === 0) {
+      await routedDone.catch(() => undefined);
+      throw new TickwiseError('empty-input', traceMessages.noEvents(), { file: src.displayPath, line: 1 });
+    }
     const meta = (k: string) => scan.captured.get(k);
     const displayUnit = unquote(meta('displayTimeUnit'));
     const baseText = unquote(meta('baseTimeNanoseconds'));
@@ -917,6 +944,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
       const spans = (await store.query({ kernels: 'number', host: 'number' },
         `SELECT count(*) FILTER (WHERE class = 'kernel')::INTEGER AS kernels, count(*) FILTER (WHERE class <> 'kernel')::INTEGER AS host FROM ${SHARED}.tw_ct_span`))[0]!;
       const late = !streamOn || process.env['TICKWISE_CHROME_ROUTED_LATE'] === '1' ? routed : null;
+      await routedDone;
       const laneB = spans.kernels + (late?.records ?? 0);
       const hostRows = spans.host + directRows; // (the direct B's, written: the lanes weighed as before them)
       await twoLanes(store, Math.min(laneB, hostRows) >= 0.5 * Math.max(laneB, hostRows) && Math.max(laneB, hostRows) >= LANE_MIN_ROWS, async (a) => {
@@ -989,6 +1017,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
       await insertDiagnostics(store, captureId, src.displayPath, diags);
       return { capture_id: captureId, format: 'chrome-trace', records, dispatches, diagnostics: diags.length };
     } finally {
+      await routedDone.catch(() => undefined); // (a failed import's rows are the caller's to discard: discardCapture)
       await store.run('DROP VIEW IF EXISTS tw_ct_rest').catch(() => undefined);
       for (const t of ['tw_ct', 'tw_ct_part', 'tw_ct_rest', 'tw_ct_rawj', 'tw_ct_devprop', 'tw_ct_proc', 'tw_ct_pair', 'tw_ct_raw']) await store.run(`DROP TABLE IF EXISTS ${t}`).catch(() => undefined);
       await store.run(`DETACH DATABASE IF EXISTS ${SHARED}`).catch(() => undefined);
