@@ -233,4 +233,24 @@ describe('the Chrome host lane', () => {
       { op: 'my_kind', n: 6_875, valid: 6_875 }, { op: 'python_function', n: 13_750, valid: 13_750 },
     ]);
   });
+
+  it('an old Kineto trace (no base time) whose epoch times are only in its host lane is still taken as realtime', { timeout: 60_000 }, async () => {
+    vi.stubEnv('TICKWISE_JSONSCAN', BIN!);
+    vi.stubEnv('TICKWISE_CHROME_STREAM', '1');
+    const timeline = async (t0: number) => {
+      const ev = Array.from({ length: 20_000 }, (_v, i) => JSON.stringify({ ph: 'X', cat: 'cpu_op', name: 'mm', pid: 1, tid: 1, ts: t0 + i * 10, dur: 5 }));
+      const file = join(tmp(), 'old.json');
+      writeFileSync(file, `{"deviceProperties":[{"id":0,"name":"GPU"}],"traceEvents":[\n${ev.join(',\n')}\n]}\n`);
+      const store = await Store.open(':memory:');
+      try {
+        await importInput(store, file);
+        return await store.rows('SELECT timeline FROM captures');
+      } finally {
+        await store.close();
+      }
+    };
+    // 2022 in epoch microseconds, and times from 0
+    expect(await timeline(1_661_203_463_354_161)).toEqual([{ timeline: 'realtime' }]);
+    expect(await timeline(1000)).toEqual([{ timeline: 'unknown' }]);
+  });
 });
