@@ -7,15 +7,15 @@
  * others, and an import stores the same rows with the lane as without it
  * (`TICKWISE_CHROME_LANE=0`), odd values and all.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Store, sqlString } from '@tickwise/store';
 import { seededRng } from '@tickwise/time';
 import { importInput, openSource, scanJsonRecords, type ScanOptions } from '../src/index';
 import { nativeScanner } from '../src/json-records-native';
 import { CAT_CLASS } from '../src/readers/chrome-trace';
-import { tmp } from './helpers';
+import { ROOT, tmp } from './helpers';
 
 const BIN = nativeScanner();
 
@@ -252,5 +252,34 @@ describe('the Chrome host lane', () => {
     // 2022 in epoch microseconds, and times from 0
     expect(await timeline(1_661_203_463_354_161)).toEqual([{ timeline: 'realtime' }]);
     expect(await timeline(1000)).toEqual([{ timeline: 'unknown' }]);
+  });
+
+  it('real traces (Kineto of CUDA, ROCm, MTIA, NCCL; HTA\'s and TraceLens\'s) store the same rows with the lane and without it', { timeout: 240_000 }, async () => {
+    const dir = resolve(ROOT, '../shared/fixtures/external/chrome-trace');
+    const files = existsSync(dir) ? readdirSync(dir).filter((n) => n.endsWith('.json.gz')).map((n) => join(dir, n)) : [];
+    vi.stubEnv('TICKWISE_JSONSCAN', BIN!);
+    vi.stubEnv('TICKWISE_CHROME_STREAM', '1');
+    let laned = 0;
+    for (const file of files) {
+      const dumps: string[] = [];
+      for (const lane of ['1', '0']) {
+        vi.stubEnv('TICKWISE_CHROME_LANE', lane);
+        const store = await Store.open(':memory:');
+        try {
+          await importInput(store, file);
+          const out: string[] = [];
+          for (const t of ['host_events', 'dispatches', 'raw_records', 'metric_samples', 'devices', 'diagnostics', 'assumptions']) {
+            out.push(JSON.stringify(await store.rows(`SELECT * FROM ${t} ORDER BY ALL`), (_k, v) => (typeof v === 'bigint' ? String(v) : v)));
+          }
+          dumps.push(out.join('\n'));
+        } finally {
+          await store.close();
+        }
+      }
+      expect(dumps[0], file).toBe(dumps[1]);
+      laned += (await scanJsonRecords(await openSource(file), laneOptions(tmp(), []))).counts[1] ?? 0;
+    }
+    // (the shared fixtures are beside the repository in the dev setup and in CI)
+    if (files.length > 0) expect(laned).toBeGreaterThan(10_000);
   });
 });
