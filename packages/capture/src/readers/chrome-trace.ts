@@ -318,10 +318,17 @@ const STREAM_NS_MAX = 1n << 62n;
  * Kineto trace's epoch), are gathered per part. Every other event is staged
  * as before, and the statements after the scan read only those.
  *
+ * Most of them come from the native scanner's host lane ({@link loadLane}):
+ * rows of their own, not NDJSON parts, inserted with one statement each
+ * part; the others from a part's X events (a host span the lane does not
+ * take, or every one when the TypeScript scanner runs).
+ *
  * The rows are those the span table would give (compare with
  * `TICKWISE_CHROME_STREAM=0`, which stages every event); they are stored
- * before the capture's other host events, in line order. Used for a trace of
- * several parts; a smaller one is staged whole (`on` false: every part to the stage).
+ * before the capture's other host events, in the order their parts are
+ * loaded (line order when the lane takes them all, or none). Used for a
+ * trace of several parts; a smaller one is staged whole (`on` false: every
+ * part to the stage).
  */
 class HostSpanStream {
   /** A staged time has a fraction of a ns (the exact conversions are needed after the scan). */
