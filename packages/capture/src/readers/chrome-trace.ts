@@ -874,8 +874,11 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
             LEFT JOIN tw_ct_proc pr ON pr.pid IS NOT DISTINCT FROM c.pid
             WHERE ${direct('ts', 'te')})`));
       }
-      await store.run(`CREATE OR REPLACE TABLE ${SHARED}.tw_ct_span AS SELECT * EXCLUDE (cc),
-          CASE WHEN cc = 'device' THEN CASE WHEN pkind IS NOT NULL THEN 'kernel' ELSE 'host' END ELSE cc END AS class FROM (
+      // a kernel's args are read only for the fields of `ax` (made here): the table does not keep them (a Kineto
+      // kernel's args are ~1 KB: 43k kernels' copied in and read past by every statement after)
+      const spanClass = `CASE WHEN cc = 'device' THEN CASE WHEN pkind IS NOT NULL THEN 'kernel' ELSE 'host' END ELSE cc END`;
+      await store.run(`CREATE OR REPLACE TABLE ${SHARED}.tw_ct_span AS SELECT * EXCLUDE (cc, args),
+          ${spanClass} AS class, CASE WHEN ${spanClass} <> 'kernel' THEN args END AS args FROM (
         SELECT line, ph, pid, tid, name, cat, args, ax, ts, ${cats.length === 0 ? "'host'" : catClass} AS cc,
           CASE WHEN ph = 'X' THEN ${nsText.sum('_ts', '_dur', 'ts', 'dur')} ELSE e_ns END AS te,
           CASE WHEN ph = 'X' THEN dur ELSE e_ns - ts END AS src_dur,
