@@ -88,10 +88,11 @@ struct Pairing {
 // of a tab-separated file that DuckDB reads with read_csv, not NDJSON
 // records it parses again. A record goes there (spec <to>'s parts, lines
 // and ends) instead of its spec's NDJSON when its own-level <kindKey> is the
-// string <kind>, its <catKey> a string that hostCategory() accepts, and
-// every value the row takes is one whose text read_json would give as it is
-// written (see LaneRecord): then the row holds what the staged record would
-// have given, byte for byte. Any doubt keeps the record in its spec. The
+// string <kind>, its <catKey> a string that hostCategory() accepts, its ts
+// and dur whole numbers of ns under 2^62 (the caller adds them as BIGINTs),
+// and every value the row takes is one whose text read_json would give as
+// it is written (see LaneRecord): then the row holds what the staged record
+// would have given, byte for byte. Any doubt keeps the record in its spec. The
 // first record of each category sent there prints `K <to>\t<category>`
 // before the part that holds it. A row, fields separated by tabs:
 //   <line> <name|\N> <cat> <pid|\N> <tid|\N> <ts ns text> <dur ns text> <correlation: digits|\N|?> <host args JSON>
@@ -1142,8 +1143,9 @@ class Scanner {
       if (pairing && pairKind(*pairing) != 0) pairs_[spec]->on = false;
       writeRouted(spec, recLine, bodyLine, bodyCrs, bodyStart, t.start, valueStart, valueLen);
     } else if (ln.ok && ln.hits[LaneRecord::KIND] == 1 && ln.hits[LaneRecord::CAT] == 1 && !(pairing && pairKind(*pairing) != 0)
-               && laneReady(spec, *lane, recStart) && toLane(spec, ln.field[LaneRecord::CAT].start, ln.field[LaneRecord::CAT].len)) {
-      writeLaneRow(spec, *lane, ln, recLine);
+               && laneReady(spec, *lane, recStart) && toLane(spec, ln.field[LaneRecord::CAT].start, ln.field[LaneRecord::CAT].len)
+               && writeLaneRow(spec, *lane, ln, recLine)) {
+      // (written to the lane)
     } else {
       writeRecord(spec, spec, recLine, bodyLine, bodyCrs, bodyStart, t.start);
       if (pairing) pairStep(spec, *pairing, outs_[spec].count - 1);
@@ -1245,17 +1247,33 @@ class Scanner {
     return ts && dur;
   }
 
-  // The record's host lane row (HostLane): its exact values converted as writeRecord converts them.
-  void writeLaneRow(size_t spec, const HostLane &l, const LaneRecord &ln, uint64_t recLine) {
+  // A whole number of ns under 2^62 in magnitude (a lane row's ts and dur: the caller casts them to BIGINT and adds
+  // them, never beyond its range).
+  static bool smallWhole(const std::string &v) {
+    size_t i = !v.empty() && v[0] == '-' ? 1 : 0;
+    if (v.size() == i || v.size() - i > 19) return false;
+    uint64_t n = 0;
+    for (; i < v.size(); i++) {
+      if (!isDigit(static_cast<unsigned char>(v[i]))) return false;
+      n = n * 10 + static_cast<uint64_t>(v[i] - '0');
+    }
+    return n < (uint64_t{1} << 62);
+  }
+
+  // The record's host lane row (HostLane): its exact values converted as writeRecord converts them (the same
+  // fallbacks); false, with nothing written, when its ts or dur is not a whole number of ns under 2^62 (a
+  // fraction of a ns, a time far out: the staged path's exact arithmetic is theirs).
+  bool writeLaneRow(size_t spec, const HostLane &l, const LaneRecord &ln, uint64_t recLine) {
     const Spec &s = plan_.specs[spec];
     auto &texts = exactText_[spec];
     std::string ts, dur, text;
     for (size_t k : exactOrder_) {
       exactValue(s, texts[k].second, text, conv_);
-      texts[k].first = false;
       if (s.exactKeys[k] == l.tsKey) ts = conv_;
       if (s.exactKeys[k] == l.durKey) dur = conv_;
     }
+    if (!smallWhole(ts) || !smallWhole(dur)) return false;
+    for (size_t k : exactOrder_) texts[k].first = false;
     exactOrder_.clear();
     const char *b = reinterpret_cast<const char *>(t.buf);
     auto raw = [&](const LaneRecord::Value &v) {  // a string's content, an integer's digits
@@ -1306,6 +1324,7 @@ class Scanner {
     }
     o += "}\n";
     outs_[l.to].done(static_cast<uint32_t>(recLine));
+    return true;
   }
 
   // Whether a record of category t.buf[at, at + len) goes to spec's host lane (HostLane), judged once a category.

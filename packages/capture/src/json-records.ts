@@ -79,7 +79,8 @@ export interface RecordSpec {
   /**
    * The Chrome reader's host lane: records whose own-level `kindKey` is the
    * string `kind` and whose `catKey` is a string the scanner's host rule
-   * accepts (CAT_CLASS 'host': tw-jsonscan's `hostCategory`), and whose
+   * accepts (CAT_CLASS 'host': tw-jsonscan's `hostCategory`), whose
+   * converted `tsKey` and `durKey` are whole numbers under 2^62, and whose
    * values read_json would give back as written, may go to spec number `to`
    * (a spec with no paths of its own: its parts, lines and ends are the
    * lane's) as tab-separated rows instead of this spec's NDJSON:

@@ -121,6 +121,9 @@ const STAGED = {
   _ts: 'VARCHAR', _dur: 'VARCHAR', args: 'JSON',
 } as const;
 
+/** A host lane row's ts and dur as ns: whole and under 2^62 (see HostSpanStream.loadLane). */
+const LANE_NS: NsSql = { of: (x) => `TRY_CAST(${x} AS BIGINT)`, sum: (_a, _b, aNs, bNs) => `${aNs} + ${bNs}` };
+
 /**
  * A host lane row's columns (tw-jsonscan.cpp, HostLane): `h` the host args
  * JSON as HOST_ARGS makes it, `corr` the correlation's digits, or `?` when
@@ -456,10 +459,10 @@ class HostSpanStream {
       this.laneCats = [];
       await this.judge(fresh.length === 0 ? [] : (await this.store.query({ l: 'string' },
         `SELECT DISTINCT lower(c) AS l FROM (VALUES ${fresh.map((c) => `(${sqlString(c)})`).join(', ')}) t(c)`)).map((r) => r.l));
-      // the exact conversions: a lane part's facts are not read (whether a time has a fraction of a ns)
+      // a lane row's ts and dur are whole ns under 2^62 (the scanner's `smallWhole`): BIGINTs, and their sum one too
       const read = `SELECT 'X' AS ph, * FROM read_csv(${sqlString(part.path)}, delim = '\t', quote = '', escape = '', header = false,
         auto_detect = false, nullstr = '\\N', columns = {${Object.entries(LANE_ROW).map(([k, t]) => `'${k}': '${t}'`).join(', ')}})`;
-      const { derived, pick } = this.hostSql(read, true);
+      const { derived, pick } = this.hostSql(read, LANE_NS);
       // the correlation the scanner was sure of, else read from the args as a staged event's is
       const corr = `CASE corr WHEN '?' THEN TRY_CAST(json_extract_string(h, '$.args.correlation') AS UBIGINT) ELSE TRY_CAST(corr AS UBIGINT) END`;
       const n = await this.insertHost(derived, pick, { args: 'h::JSON', corr });
@@ -496,12 +499,12 @@ class HostSpanStream {
    * (`ts`, `dur`, `te`) and lowercased category; `pick`, true for the
    * host spans written as they come (see the class comment).
    */
-  private hostSql(from: string, fractional: boolean): { derived: string; pick: string } {
+  private hostSql(from: string, fractional: boolean | NsSql): { derived: string; pick: string } {
     // up to MAX_LOOKED_UP_CATS categories, a lookup; more, each span judged (as the span table does)
     const host = this.classes.size <= MAX_LOOKED_UP_CATS
       ? `lcat IN (${[...this.classes].filter(([, c]) => c === 'host').map(([l]) => sqlString(l)).join(', ') || 'NULL'})`
       : `(${CAT_CLASS}) = 'host'`;
-    const ns = nsSql(fractional);
+    const ns = typeof fractional === 'boolean' ? nsSql(fractional) : fractional;
     const derived = `SELECT *, ${ns.sum('_ts', '_dur', 'ts', 'dur')} AS te FROM (
       SELECT *, ${ns.of('_ts')} AS ts, ${ns.of('_dur')} AS dur, lower(coalesce(cat, '')) AS lcat FROM (${from}))`;
     const max = STREAM_NS_MAX.toString();
