@@ -1235,7 +1235,13 @@ class Scanner {
   // (read_csv's longest line is 2 MiB unless raised, and a larger one raises its buffers).
   bool laneReady(size_t spec, const HostLane &l, size_t recStart) const {
     if (t.stop - recStart > (1u << 20)) return false;
-    for (size_t i = recStart; i < t.stop; i++) {
+    size_t i = recStart;
+    for (; i + 8 <= t.stop; i += 8) {
+      uint64_t w;
+      std::memcpy(&w, t.buf + i, 8);
+      if (w & 0x8080808080808080ull) return false;
+    }
+    for (; i < t.stop; i++) {
       if (t.buf[i] >= 0x80) return false;
     }
     bool ts = false, dur = false;
@@ -1314,13 +1320,26 @@ class Scanner {
     if (a.tok == 0 || (a.tok == LITERAL && a.len == 4 && std::memcmp(b + a.start, "null", 4) == 0)) {
       o += "null";
     } else {
-      // minified: whitespace outside strings left out (no string of the args has an escape)
-      bool inString = false;
-      for (size_t i = a.start; i < a.start + a.len; i++) {
-        char c = b[i];
-        if (c == '"') inString = !inString;
-        if (inString || !isSpace(static_cast<unsigned char>(c))) o.push_back(c);
+      // minified: whitespace outside strings left out (no string of the args has an escape, so a string is the
+      // bytes up to the next quote); written a run at a time into room made once
+      size_t at = o.size();
+      o.resize(at + a.len);
+      char *w = &o[at];
+      const char *p = b + a.start, *end = p + a.len;
+      while (p < end) {
+        if (*p == '"') {
+          const char *q = static_cast<const char *>(std::memchr(p + 1, '"', static_cast<size_t>(end - p - 1)));
+          size_t n = static_cast<size_t>((q ? q + 1 : end) - p);
+          std::memcpy(w, p, n);
+          w += n;
+          p += n;
+        } else if (isSpace(static_cast<unsigned char>(*p))) {
+          p++;
+        } else {
+          *w++ = *p++;
+        }
       }
+      o.resize(static_cast<size_t>(w - o.data()));
     }
     o += "}\n";
     outs_[l.to].done(static_cast<uint32_t>(recLine));
