@@ -1534,7 +1534,9 @@ class Scanner {
         o += ",\"_";
         o += s.exactKeys[k];
         o += "\":";
-        appendPlainString(o, conv_);
+        o.push_back('"');  // (exactValue checked it: appendPlainString's constraints)
+        o += conv_;
+        o.push_back('"');
         const bool isTime = s.paired && s.exactKeys[k] == s.pairing.timeKey;
         if (isTime) {
           pairTime_ = conv_;

@@ -435,7 +435,7 @@ class HostSpanStream {
     await this.noteStageHeavy();
   }
 
-  /** A category of the host lane (`HostLaneSpec.onCategory`): judged before the next lane part loads. */
+  /** A category of the host lane (`HostLaneSpec.onCategory`; ASCII only): judged before the next lane part loads. */
   laneCategory(cat: string): void {
     this.laneCats.push(cat.toLowerCase());
   }
@@ -454,11 +454,10 @@ class HostSpanStream {
     this.loadedBytes += sizeOf(part.path);
     this.laned = true;
     try {
-      // DuckDB lowercases as the SQL does (the scanner's rule is ASCII only, the lowered text the lookup's key)
+      // (lowercased by laneCategory: the lane's categories are ASCII, which JS lowercases as DuckDB's lower does)
       const fresh = this.laneCats;
       this.laneCats = [];
-      await this.judge(fresh.length === 0 ? [] : (await this.store.query({ l: 'string' },
-        `SELECT DISTINCT lower(c) AS l FROM (VALUES ${fresh.map((c) => `(${sqlString(c)})`).join(', ')}) t(c)`)).map((r) => r.l));
+      await this.judge(fresh);
       // a lane row's ts and dur are whole ns under 2^62 (the scanner's `smallWhole`): BIGINTs, and their sum one too
       const read = `SELECT 'X' AS ph, * FROM read_csv(${sqlString(part.path)}, delim = '\t', quote = '', escape = '', header = false,
         auto_detect = false, nullstr = '\\N', columns = {${Object.entries(LANE_ROW).map(([k, t]) => `'${k}': '${t}'`).join(', ')}})`;
