@@ -13,15 +13,13 @@ declare const TICKWISE_BUNDLED: boolean | undefined;
 let loaded: typeof DuckDB | undefined;
 
 /**
- * Loads the DuckDB module (once). Required, not imported: `@duckdb/node-api`
- * is CommonJS, and Node's ESM loader parses each of its files for export
- * names before running them (~40 ms of every verb that opens a store);
- * `require` runs them as they are.
+ * Loads the DuckDB module (once), from a module of its own
+ * (`duckdb-require.ts`): the CLI build bundles `@duckdb/node-api`'s code,
+ * and the dynamic import keeps it in a chunk that only a verb opening a
+ * store reads.
  */
 export async function loadDuckdb(): Promise<typeof DuckDB> {
-  loaded ??= (typeof TICKWISE_BUNDLED !== 'undefined' && TICKWISE_BUNDLED
-    ? require('@duckdb/node-api') // the bundle's require; the build points it at the installed package
-    : createRequire(import.meta.url)('@duckdb/node-api')) as typeof DuckDB;
+  loaded ??= (await import('./duckdb-require')).requireDuckdb();
   return loaded;
 }
 
