@@ -291,9 +291,9 @@ export async function importIreeperfJsonl(store: Store, src: SourceFile, opts: I
     const schemaVersion = await checkSchema(store, src.displayPath, facts);
     await refuseOutOfRange(store, src.displayPath, checks, facts);
     opts.onProgress?.('fitting clocks');
-    const fits = await fitDevices(store, captureId, diags, opts, src.displayPath);
+    const fits = await fitDevices(store, captureId, facts.devices, diags, opts, src.displayPath);
     opts.onProgress?.('loading tables');
-    await loadTables(store, captureId, fits);
+    await loadTables(store, captureId, fits, facts.keyless);
     await collectEventDiagnostics(store, diags, fits);
     await loadRaw(store, captureId, readPath, compression);
     const sessionStatus = await sessionDiagnostics(store, diags);
@@ -334,17 +334,24 @@ async function producerOf(store: Store): Promise<string> {
 }
 
 /**
- * What the checks need from the stage's dispatch records, in one pass (four
- * statements took 58 ms of a 300 MB capture's import, the pass ~30): the
- * record count, the first line of a schema version unlike the first schema
- * record's, of a device event without its device, and of each range check
- * on `tw_stage` ({@link rangeChecks}, by index).
+ * What the checks, the clock fits and the tables need from the stage, in one
+ * pass grouped by device (four statements took 58 ms of a 300 MB capture's
+ * import, the pass ~30; the devices' figures and the keyless dispatches in a
+ * pass each after it, another ~45 ms): the record count, the first line of a
+ * schema version unlike the first schema record's, of a device event without
+ * its device, and of each range check on `tw_stage` ({@link rangeChecks}, by
+ * index); whether a dispatch has no key; each listed device's figures
+ * ({@link fitDevices}).
  */
 interface StageFacts {
   readonly records: number;
   readonly mixedLine: number | null;
   readonly missingLine: number | null;
   readonly firstBad: ReadonlyMap<number, number>;
+  /** A dispatch record has no key (its kernel is named from kernels_meta). */
+  readonly keyless: boolean;
+  /** Per device named by a listed record type, in device order: what {@link fitDevices} reads. */
+  readonly devices: readonly Record<string, unknown>[];
 }
 
 /** A device event that names no device (NULL, or 4294967295: "none" elsewhere). */
@@ -354,18 +361,43 @@ const MISSING_DEVICE = `(physical_device_ordinal IS NULL OR physical_device_ordi
 async function stageFacts(store: Store, checks: readonly RangeCheck[]): Promise<StageFacts> {
   const mine = checks.map((c, i) => ({ c, i })).filter((x) => x.c.table === 'tw_stage');
   const declared = `(SELECT schema_version FROM tw_stage_nd WHERE record_type = 'schema' ORDER BY line LIMIT 1)`;
-  const [row] = await store.rows(`SELECT count(*) FILTER (WHERE record_type IS NOT NULL) AS records,
+  const ticked = `record_type IN ('dispatch_event', 'queue_device_event')`;
+  // per device (a NULL or 4294967295 device is a group too, for the facts): the facts' partial counts and first lines,
+  // summed and taken the least of here
+  const rows = await store.rows(`SELECT physical_device_ordinal AS device,
+      count(*) FILTER (WHERE record_type IS NOT NULL) AS records,
       min(line) FILTER (WHERE record_type IS NOT NULL AND schema_version IS DISTINCT FROM ${declared}) AS mixed,
-      min(line) FILTER (WHERE ${MISSING_DEVICE}) AS missing
-      ${mine.map((x) => `, min(line) FILTER (WHERE ${x.c.bad}) AS c${x.i}`).join('')}
-    FROM tw_stage`);
+      min(line) FILTER (WHERE ${MISSING_DEVICE}) AS missing,
+      count(*) FILTER (WHERE record_type = 'dispatch_event' AND key IS NULL) AS keyless
+      ${mine.map((x) => `, min(line) FILTER (WHERE ${x.c.bad}) AS c${x.i}`).join('')},
+      max(timestamp_frequency_hz) FILTER (WHERE record_type = 'device') AS hz,
+      max(coalesce(kind, device_class)) FILTER (WHERE record_type = 'device') AS kind,
+      max(name) FILTER (WHERE record_type = 'device') AS name,
+      max(device_class) FILTER (WHERE record_type = 'device_metric_source') AS metric_class,
+      count(*) FILTER (WHERE ${ticked}) AS tick_events,
+      min(start_tick) FILTER (WHERE ${ticked}) AS min_tick,
+      least(min(start_tick) FILTER (WHERE ${ticked}), min(end_tick) FILTER (WHERE ${ticked})) AS lo_tick,
+      greatest(max(start_tick) FILTER (WHERE ${ticked}), max(end_tick) FILTER (WHERE ${ticked})) AS hi_tick,
+      bool_or(record_type IN ('device', 'dispatch_event', 'queue_device_event', 'clock_correlation', 'host_execution_event', 'queue_event')) AS listed
+    FROM tw_stage GROUP BY 1 ORDER BY 1`);
   const line = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+  const least = (key: string): number | null => rows.reduce<number | null>((m, r) => {
+    const l = line(r[key]);
+    return l === null ? m : m === null ? l : Math.min(m, l);
+  }, null);
   const firstBad = new Map<number, number>();
   for (const x of mine) {
-    const l = line(row?.[`c${x.i}`]);
+    const l = least(`c${x.i}`);
     if (l !== null) firstBad.set(x.i, l);
   }
-  return { records: Number(row?.['records'] ?? 0), mixedLine: line(row?.['mixed']), missingLine: line(row?.['missing']), firstBad };
+  return {
+    records: rows.reduce((n, r) => n + Number(r['records']), 0),
+    mixedLine: least('mixed'),
+    missingLine: least('missing'),
+    firstBad,
+    keyless: rows.some((r) => Number(r['keyless']) > 0),
+    devices: rows.filter((r) => r['device'] !== null && String(r['device']) !== U32_NONE && r['listed'] === true),
+  };
 }
 
 async function checkSchema(store: Store, file: string, facts: StageFacts): Promise<number> {
@@ -465,7 +497,7 @@ interface DeviceTime {
   readonly ticks?: { readonly lo: bigint; readonly hi: bigint } | null;
 }
 
-async function fitDevices(store: Store, captureId: number, diags: Diagnostic[], opts: ImportOptions, file?: string): Promise<Map<number, DeviceTime>> {
+async function fitDevices(store: Store, captureId: number, devices: StageFacts['devices'], diags: Diagnostic[], opts: ImportOptions, file?: string): Promise<Map<number, DeviceTime>> {
   // a declared tick rate that is not a positive finite number of Hz is refused, not stored (or silently dropped)
   const badHz = await store.rows(`SELECT line, timestamp_frequency_hz::VARCHAR AS hz FROM tw_stage_nd WHERE record_type = 'device'
     AND timestamp_frequency_hz IS NOT NULL AND NOT (isfinite(timestamp_frequency_hz) AND timestamp_frequency_hz BETWEEN 1e-3 AND 1e12) ORDER BY line LIMIT 1`);
@@ -473,23 +505,6 @@ async function fitDevices(store: Store, captureId: number, diags: Diagnostic[], 
     throw new TickwiseError('bad-value', `timestamp_frequency_hz ${String(badHz[0]['hz'])}: a declared tick rate must be a number of Hz between 0.001 and 1e12 (leave it out and pass --tick-hz when the producer does not know it)`,
       { file, line: Number(badHz[0]['line']) });
   }
-  // one pass over the stage, grouped by device (not one correlated subquery per figure)
-  const devices = await store.rows(`
-    SELECT physical_device_ordinal AS device,
-      max(timestamp_frequency_hz) FILTER (WHERE record_type = 'device') AS hz,
-      max(coalesce(kind, device_class)) FILTER (WHERE record_type = 'device') AS kind,
-      max(name) FILTER (WHERE record_type = 'device') AS name,
-      max(device_class) FILTER (WHERE record_type = 'device_metric_source') AS metric_class,
-      count(*) FILTER (WHERE record_type IN ('dispatch_event', 'queue_device_event')) AS tick_events,
-      min(start_tick) FILTER (WHERE record_type IN ('dispatch_event', 'queue_device_event')) AS min_tick,
-      least(min(start_tick) FILTER (WHERE record_type IN ('dispatch_event', 'queue_device_event')),
-        min(end_tick) FILTER (WHERE record_type IN ('dispatch_event', 'queue_device_event'))) AS lo_tick,
-      greatest(max(start_tick) FILTER (WHERE record_type IN ('dispatch_event', 'queue_device_event')),
-        max(end_tick) FILTER (WHERE record_type IN ('dispatch_event', 'queue_device_event'))) AS hi_tick,
-      bool_or(record_type IN ('device', 'dispatch_event', 'queue_device_event', 'clock_correlation', 'host_execution_event', 'queue_event')) AS listed
-    FROM tw_stage
-    WHERE physical_device_ordinal IS NOT NULL AND physical_device_ordinal <> ${U32_NONE}
-    GROUP BY 1 HAVING listed ORDER BY 1`);
   const out = new Map<number, DeviceTime>();
   // every device's samples in one query, and the rows of all devices in one append each: a statement or a scan
   // of the stage per device took 22 s for 1000 devices
@@ -661,7 +676,7 @@ const noneIfZero = (c: string) => `NULLIF(${c}, 0)`;
  * inserts through a join sort by line (a join's output, even with a table of
  * a few rows, came out of order: see {@link withFit}).
  */
-async function loadTables(store: Store, captureId: number, fits: Map<number, DeviceTime>): Promise<void> {
+async function loadTables(store: Store, captureId: number, fits: Map<number, DeviceTime>, keyless: boolean): Promise<void> {
   await store.run(`INSERT INTO kernels_meta
     SELECT ${captureId}, executable_id, coalesce(${noneIfU32('function_ordinal')}, ${noneIfU32('export_ordinal')}), name,
       workgroup_size[1], workgroup_size[2], workgroup_size[3], binding_count
@@ -673,7 +688,6 @@ async function loadTables(store: Store, captureId: number, fits: Map<number, Dev
   // dispatch, so the join (and the sort it needs) is left out when no dispatch lacks one: 35-40 ms of a 300 MB
   // capture's import. ORDER BY line: a LEFT JOIN emits a chunk's unmatched rows after its matched ones
   // (dispatches of a kernel kernels_meta lacks), so without it the rows are stored out of the file's order
-  const keyless = Number(await store.scalar(`SELECT count(*) FROM tw_stage WHERE record_type = 'dispatch_event' AND key IS NULL`)) > 0;
   const [dispatchKernel, dispatchJoin, dispatchOrder] = keyless ? [kernelName, kjoin, 'ORDER BY line'] : ['s.key', '', fitsJoined(fits) ? 'ORDER BY line' : ''];
   // map each tick once (its offset once: withFit), then derive dur_ns
   await store.run(`INSERT INTO dispatches
@@ -725,6 +739,8 @@ async function loadTables(store: Store, captureId: number, fits: Map<number, Dev
 
 /** Event records timed by device ticks (the others by host ns). */
 const DEVICE_TIMED = new Set(['dispatch_event', 'queue_device_event']);
+/** The record types whose events {@link collectEventDiagnostics} checks. */
+const EVENT_TYPES = new Set(['dispatch_event', 'queue_device_event', 'host_execution_event', 'command_region_event']);
 /** SQL: an event's start or end is missing (device events are timed by ticks, host events by host ns); stored with valid = false. */
 const NO_TIME = `CASE WHEN record_type IN ('dispatch_event', 'queue_device_event') THEN start_tick IS NULL OR end_tick IS NULL
   ELSE start_host_time_ns IS NULL OR end_host_time_ns IS NULL END`;
@@ -746,14 +762,17 @@ function ticksInRange(t: DeviceTime): boolean {
 }
 
 async function collectEventDiagnostics(store: Store, diags: Diagnostic[], fits: ReadonlyMap<number, DeviceTime>): Promise<void> {
+  // one pass, grouped by record type: the events' problems, and each type's count and first line (an unknown type's
+  // warning, after the others)
   const rows = await store.rows(`
-    SELECT record_type, count(*) FILTER (WHERE valid = false) AS invalid,
+    SELECT record_type, count(*) AS n, min(line) AS line, count(*) FILTER (WHERE valid = false) AS invalid,
       count(*) FILTER (WHERE end_tick < start_tick OR end_host_time_ns < start_host_time_ns) AS backwards,
       min(line) FILTER (WHERE valid = false OR end_tick < start_tick OR end_host_time_ns < start_host_time_ns) AS first_line,
       count(*) FILTER (WHERE ${NO_TIME}) AS untimed, min(line) FILTER (WHERE ${NO_TIME}) AS untimed_line
-    FROM tw_stage WHERE record_type IN ('dispatch_event', 'queue_device_event', 'host_execution_event', 'command_region_event')
+    FROM tw_stage WHERE record_type IS NOT NULL
     GROUP BY 1 ORDER BY 1`);
   for (const r of rows) {
+    if (!EVENT_TYPES.has(String(r['record_type']))) continue;
     const invalid = Number(r['invalid']);
     const backwards = Number(r['backwards']);
     const untimed = Number(r['untimed']);
@@ -787,9 +806,7 @@ async function collectEventDiagnostics(store: Store, diags: Diagnostic[], fits: 
       });
     }
   }
-  const unknown = await store.rows(`SELECT record_type, count(*) AS n, min(line) AS line FROM tw_stage
-    WHERE record_type IS NOT NULL GROUP BY 1 ORDER BY 1`);
-  for (const r of unknown) {
+  for (const r of rows) {
     const t = String(r['record_type']);
     if (!KNOWN.has(t)) diags.push({ severity: 'warning', code: 'unknown-record-type', message: captureMessages.unknownRecordType(t, Number(r['n'])), line: Number(r['line']) });
   }
