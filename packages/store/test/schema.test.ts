@@ -1,5 +1,9 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Store, TABLES, TABLE_NAMES, TABLE_DECLS, tableColumns, toJsonText, sqlString } from '../src/index';
+import { TickwiseError } from '@tickwise/time';
+import { SCHEMA_VERSION, Store, TABLES, TABLE_NAMES, TABLE_DECLS, tableColumns, toJsonText, sqlString } from '../src/index';
 import { SCHEMA_V1_DDL } from './schema-v1-ddl';
 
 const open: Store[] = [];
@@ -39,6 +43,40 @@ describe('the table declaration', () => {
       expect(cat.map((r) => r['is_nullable'])).toEqual(tableColumns(t).map((c) => c.nullable && !c.primaryKey));
     }
     expect(TABLES.dispatches).toContain('start_ns BIGINT,');
+  });
+});
+
+describe('Store.open writes the schema', () => {
+  it('into a new file (one transaction), an existing store, and never into a foreign database with a table of ours in another shape', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tickwise-schema-'));
+    try {
+      const db = join(dir, 'new.duckdb');
+      const s = await Store.open(db);
+      expect((await s.rows(`SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' ORDER BY 1`)).map((r) => r['table_name']))
+        .toEqual([...TABLE_NAMES].sort());
+      expect(await s.scalar(`SELECT value FROM tickwise_meta WHERE key = 'schema_version'`)).toBe(String(SCHEMA_VERSION));
+      await s.run(`INSERT INTO captures (capture_id, path, format, sha256, size_bytes, imported_at, label, timeline, record_count)
+        VALUES (1, 'a', 'b', 'c', 1, now(), 'l', 't', 0)`);
+      await s.close();
+      const again = await Store.open(db); // an existing store: checked, kept
+      expect(await again.scalar('SELECT count(*) FROM captures')).toBe(1n);
+      await again.close();
+      // a DuckDB file of something else, with a table named like one of ours (no tickwise_meta): refused, not marked
+      const foreign = join(dir, 'foreign.duckdb');
+      const f = await Store.open(':memory:');
+      await f.run(`ATTACH ${sqlString(foreign)} AS f`);
+      await f.run('CREATE TABLE f.dispatches (x INTEGER)');
+      await f.run('DETACH f');
+      await f.close();
+      const e = await Store.open(foreign).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(TickwiseError);
+      expect((e as Error).message).toMatch(/table dispatches has other columns/);
+      const ro = await Store.open(foreign, { readOnly: true });
+      expect(await ro.scalar(`SELECT count(*) FROM duckdb_tables() WHERE table_name = 'tickwise_meta'`)).toBe(0n);
+      await ro.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
