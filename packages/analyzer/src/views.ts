@@ -27,6 +27,14 @@ export async function isReadOnly(store: Store): Promise<boolean> {
  */
 export async function installViews(store: Store, opts: { temporary?: boolean } = {}): Promise<InstalledViews> {
   const temporary = opts.temporary ?? (await isReadOnly(store));
-  for (const sql of viewStatements(temporary)) await store.run(sql);
+  // one statement list, one commit (a statement each took ~20 ms of every import)
+  const all = viewStatements(temporary).join(';\n');
+  if (temporary) await store.run(all);
+  else {
+    await store.run(`BEGIN TRANSACTION;\n${all};\nCOMMIT`).catch(async (e: unknown) => {
+      await store.run('ROLLBACK').catch(() => undefined);
+      throw e;
+    });
+  }
   return { temporary, views: VIEW_NAMES, macros: MACRO_NAMES };
 }
