@@ -350,10 +350,11 @@ export function deviceKindFromText(text: string | null | undefined): DeviceKind 
 /**
  * Runs `fn` with a fresh temporary directory of this process, removed
  * afterwards (`prefix` `tickwise-<what>-`; one left by a killed process is
- * removed by the next import, see processTempDir).
+ * removed by the next import, see processTempDir); or with `adopt`, one made
+ * before (an early scan's), removed afterwards all the same.
  */
-export async function withTempDir<T>(prefix: string, fn: (dir: string) => Promise<T>): Promise<T> {
-  const dir = await processTempDir(prefix.replace(/^tickwise-/, '').replace(/[^a-z]/g, ''));
+export async function withTempDir<T>(prefix: string, fn: (dir: string) => Promise<T>, adopt?: string): Promise<T> {
+  const dir = adopt ?? await processTempDir(prefix.replace(/^tickwise-/, '').replace(/[^a-z]/g, ''));
   try {
     return await fn(dir);
   } finally {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -25,7 +25,150 @@ import type { SourceFile } from './source-file';
  * ```
  * `TICKWISE_JSONSCAN=0` turns it off; `TICKWISE_JSONSCAN=<path>` names the binary (used for
  * every size); `TICKWISE_JSONSCAN=always` starts the built one for inputs of any size.
+ *
+ * A scan may start early ({@link startNativeEarly}: the CLI starts a large
+ * trace's scan while DuckDB's library loads and the store is opened): its
+ * output lines wait in memory, and {@link scanNative} takes the run over when
+ * the reader asks for the same plan on the same version of the same file; any
+ * other plan or version, and the early run is stopped and the scan starts
+ * afresh. `TICKWISE_SCAN_EARLY=0` never starts one.
  */
+
+/** A running scanner: its stdout lines as they come (kept until read), its stderr's start, its exit. */
+interface NativeRun {
+  readonly child: ReturnType<typeof spawn>;
+  readonly lines: string[];
+  closed: boolean;
+  wake: (() => void) | null;
+  stderr: string;
+  readonly exited: Promise<number | null>;
+}
+
+function startNative(bin: string, path: string, planPath: string): NativeRun {
+  const child = spawn(bin, [path, planPath], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const run: NativeRun = {
+    child,
+    lines: [],
+    closed: false,
+    wake: null,
+    stderr: '',
+    exited: new Promise<number | null>((resolve) => {
+      child.on('error', () => resolve(null));
+      child.on('close', (code) => resolve(code));
+    }),
+  };
+  const woken = () => {
+    const w = run.wake;
+    run.wake = null;
+    w?.();
+  };
+  child.stderr!.setEncoding('utf8');
+  child.stderr!.on('data', (d: string) => {
+    if (run.stderr.length < 4096) run.stderr += d;
+  });
+  const rl = createInterface({ input: child.stdout!, crlfDelay: Infinity });
+  rl.on('line', (line) => {
+    run.lines.push(line);
+    woken();
+  });
+  rl.on('close', () => {
+    run.closed = true;
+    woken();
+  });
+  child.on('error', () => {
+    run.closed = true;
+    woken();
+  });
+  return run;
+}
+
+/** The run's lines, the ones that came before this was called first, each once. */
+async function* linesOf(run: NativeRun): AsyncGenerator<string> {
+  let i = 0;
+  for (;;) {
+    while (i < run.lines.length) {
+      const line = run.lines[i]!;
+      run.lines[i++] = ''; // read: not kept
+      yield line;
+    }
+    if (run.closed) return;
+    await new Promise<void>((resolve) => {
+      run.wake = resolve;
+    });
+  }
+}
+
+/** A scan started before its reader asked for it: of which file (and version), with what plan, in which folder. */
+interface EarlyScan {
+  readonly path: string;
+  readonly version: string;
+  readonly bin: string;
+  readonly plan: string;
+  readonly dir: string;
+  readonly run: NativeRun;
+}
+
+const early = new Map<string, EarlyScan>();
+
+function versionOf(path: string): string | null {
+  try {
+    const st = statSync(path, { bigint: true });
+    return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}`;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Starts the scan of `src` with `plan` now, its output going to `capdir`
+ * (a folder the caller made for it; removed by {@link discardEarlyScans} when
+ * no reader takes the run). One early scan per file.
+ */
+export function startNativeEarly(bin: string, src: SourceFile, plan: string, capdir: string): boolean {
+  const version = versionOf(src.path);
+  if (version === null || early.has(src.path) || process.env['TICKWISE_SCAN_EARLY'] === '0') return false;
+  const planPath = join(capdir, 'jsonscan.plan');
+  writeFileSync(planPath, plan);
+  early.set(src.path, { path: src.path, version, bin, plan, dir: capdir, run: startNative(bin, src.path, planPath) });
+  return true;
+}
+
+/** The folder of the early scan of `path`, if one runs (its reader writes there, so the plan can match). */
+export function earlyScanDir(path: string): string | undefined {
+  return early.get(path)?.dir;
+}
+
+/** Stops an early scan and waits for it to exit (nothing writes its folder after). */
+async function stopEarly(e: EarlyScan): Promise<void> {
+  early.delete(e.path);
+  if (e.run.child.exitCode === null && e.run.child.signalCode === null) e.run.child.kill('SIGKILL');
+  await e.run.exited;
+}
+
+/** Stops every early scan no reader took, and removes its folder. */
+export async function discardEarlyScans(): Promise<void> {
+  for (const e of [...early.values()]) {
+    if (process.env['TICKWISE_TRACE_SCAN']) process.stderr.write(`tw-jsonscan: the early scan of ${e.path} stopped (no reader took it)\n`);
+    await stopEarly(e);
+    rmSync(e.dir, { recursive: true, force: true });
+  }
+}
+
+/** The early run of this scan (the same binary, plan and file version), taken over; any other early run of the file stopped. */
+async function takeEarly(bin: string, src: SourceFile, plan: string): Promise<NativeRun | null> {
+  const e = early.get(src.path);
+  if (e === undefined) return null;
+  const same = e.bin === bin && e.plan === plan && e.version === versionOf(src.path);
+  if (process.env['TICKWISE_TRACE_SCAN']) {
+    process.stderr.write(`tw-jsonscan: the early scan of ${src.displayPath} ${same ? 'taken over' : 'stopped (another plan, or the file changed)'}\n`);
+  }
+  if (same) {
+    early.delete(src.path);
+    return e.run;
+  }
+  await stopEarly(e);
+  return null;
+}
 
 let binary: string | null | undefined;
 
@@ -129,25 +272,19 @@ export function nativePlan(opts: ScanOptions, maxRecordBytes: number, capdir: st
  * `onPart` before it stopped).
  */
 export async function scanNative(bin: string, src: SourceFile, opts: ScanOptions, plan: string, capdir: string): Promise<{ result: ScanResult | null; emitted: boolean; why: string }> {
-  const planPath = join(capdir, 'jsonscan.plan');
-  await writeFile(planPath, plan);
+  let run = await takeEarly(bin, src, plan);
+  if (run === null) {
+    const planPath = join(capdir, 'jsonscan.plan');
+    await writeFile(planPath, plan);
+    run = startNative(bin, src.path, planPath);
+  }
   const parts: NdjsonPart[][] = opts.records.map(() => []);
   const capturedAt: [number, number, string][] = [];
   let done: number[] | null = null;
   const routed: (RoutedRecords | null)[] = opts.records.map(() => null);
   const paired: (PairedRecords | null)[] = opts.records.map(() => null);
   let emitted = false;
-  const child = spawn(bin, [src.path, planPath], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (d: string) => {
-    if (stderr.length < 4096) stderr += d;
-  });
-  const exited = new Promise<number | null>((resolve) => {
-    child.on('error', () => resolve(null));
-    child.on('close', (code) => resolve(code));
-  });
-  for await (const line of createInterface({ input: child.stdout, crlfDelay: Infinity })) {
+  for await (const line of linesOf(run)) {
     const tab = line.indexOf('\t');
     if (line.startsWith('P ') && tab > 0) {
       const [spec, startByte, firstRecord, records] = line.slice(2, tab).split(' ').map(Number) as [number, number, number, number];
@@ -171,8 +308,8 @@ export async function scanNative(bin: string, src: SourceFile, opts: ScanOptions
       done = line.slice(2).split(' ').map(Number);
     }
   }
-  const code = await exited;
-  if (code !== 0 || done === null) return { result: null, emitted, why: stderr.trim() || `exit ${code}` };
+  const code = await run.exited;
+  if (code !== 0 || done === null) return { result: null, emitted, why: run.stderr.trim() || `exit ${code}` };
   const [sourceLines, ...counts] = done as number[];
   const captured = new Map<string, string>();
   const bytes = capturedAt.length > 0 ? await readFile(join(capdir, 'captured')) : Buffer.alloc(0);

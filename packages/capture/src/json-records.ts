@@ -4,7 +4,7 @@ import { dirname } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { TickwiseError } from '@tickwise/time';
 import { JsonTokenizer, Tok, byteName } from './json-tokenizer';
-import { nativePlan, nativeScannerFor, scanNative } from './json-records-native';
+import { nativePlan, nativeScannerFor, scanNative, startNativeEarly } from './json-records-native';
 export { scaleDecimal } from './decimal-scale';
 import { traceMessages } from './trace-messages';
 import { envBytes, type SourceFile } from './source-file';
@@ -951,20 +951,38 @@ export async function scanJsonRecords(src: SourceFile, opts: ScanOptions): Promi
     throw new TickwiseError('unreadable-input', traceMessages.zstdUnsupported(), { file });
   }
   const maxRecord = maxRecordBytesOf(opts);
+  const plan = nativeScanOf(src, opts, maxRecord);
+  if (plan !== null) {
+    const native = await scanNative(plan.bin, src, opts, plan.plan, plan.capdir);
+    if (native.result !== null) return native.result;
+    if (process.env['TICKWISE_TRACE_SCAN']) process.stderr.write(`tw-jsonscan: ${native.why.replace(/^tw-jsonscan: /, '')}; the TypeScript scanner reads ${file}\n`);
+    if (native.emitted) opts.onRestart!();
+  }
+  return scanJs(src, opts, maxRecord);
+}
+
+/** The native scanner's binary, plan and output folder for this scan; null when the TypeScript scanner reads it. */
+function nativeScanOf(src: SourceFile, opts: ScanOptions, maxRecord: number): { bin: string; plan: string; capdir: string } | null {
   const bin = nativeScannerFor(src.sizeBytes, src.compression);
   const first = opts.records[0];
   const restartable = opts.onRestart !== undefined || opts.records.every((r) => r.onPart === undefined);
-  if (bin !== null && first !== undefined && restartable && (src.compression === 'none' || src.compression === 'gzip')) {
-    const capdir = dirname(first.out);
-    const plan = nativePlan(opts, maxRecord, capdir);
-    if (plan !== null) {
-      const native = await scanNative(bin, src, opts, plan, capdir);
-      if (native.result !== null) return native.result;
-      if (process.env['TICKWISE_TRACE_SCAN']) process.stderr.write(`tw-jsonscan: ${native.why.replace(/^tw-jsonscan: /, '')}; the TypeScript scanner reads ${file}\n`);
-      if (native.emitted) opts.onRestart!();
-    }
-  }
-  return scanJs(src, opts, maxRecord);
+  if (bin === null || first === undefined || !restartable || (src.compression !== 'none' && src.compression !== 'gzip')) return null;
+  const capdir = dirname(first.out);
+  const plan = nativePlan(opts, maxRecord, capdir);
+  return plan === null ? null : { bin, plan, capdir };
+}
+
+/**
+ * Starts the native scan {@link scanJsonRecords} would run for `opts` now,
+ * before its caller is ready for the parts (see json-records-native.ts:
+ * `scanJsonRecords` with the same options on the same file takes it over).
+ * Its output folder is the first record spec's. False when the native
+ * scanner would not read it (nothing started).
+ */
+export function startScanEarly(src: SourceFile, opts: ScanOptions): boolean {
+  if (src.compression === 'zstd') return false;
+  const native = nativeScanOf(src, opts, maxRecordBytesOf(opts));
+  return native !== null && startNativeEarly(native.bin, src, native.plan, native.capdir);
 }
 
 /** The TypeScript scanner: every input, the reference for errors and repairs. */

@@ -254,3 +254,33 @@ export async function freeMemoryPromptlyFor(inputs: readonly string[], formats: 
   env['DUCKDB_JE_MALLOC_CONF'] = conf;
   return true;
 }
+
+/**
+ * Starts the first input's scan before the store opens, where its reader can
+ * take it over (a Chrome trace of several parts, read by the native scanner:
+ * see `startChromeScanEarly`): the CLI calls it once the store's lock is
+ * held, so the scan runs while DuckDB's library loads and the store is
+ * opened. Only the first input (the others would wait anyway). Call
+ * {@link discardEarlyScans} when the import ends, whatever its outcome: it
+ * stops a scan no reader took and removes its files.
+ */
+export async function startImportEarly(inputs: readonly string[], formats: ReadonlyMap<string, string>, opts: ImportOptions & { format?: string } = {}): Promise<void> {
+  const input = inputs[0];
+  if (input === undefined || input === '-' || input === '/dev/stdin') return;
+  const st = await stat(input).catch(() => undefined);
+  if (st === undefined || !st.isFile()) return;
+  const { openSource } = await import('./source-file');
+  const src = await openSource(input).catch(() => undefined);
+  if (src === undefined) return;
+  try {
+    const { detectFormat } = await import('./formats');
+    const found = opts.format ?? formats.get(input) ?? (await detectFormat(src).catch(() => undefined));
+    if (found !== 'chrome-trace') return;
+    const { startChromeScanEarly } = await import('./readers/chrome-trace');
+    await startChromeScanEarly(src, opts);
+  } finally {
+    await src.cleanup().catch(() => undefined);
+  }
+}
+
+export { discardEarlyScans } from './json-records-native';

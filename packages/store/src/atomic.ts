@@ -31,6 +31,12 @@ export interface AtomicStoreOptions {
   lock_poll_ms?: number;
   /** Called once when the lock is held by another live process and this one starts waiting. */
   on_lock_wait?: (holder_pid: number | null) => void;
+  /**
+   * Called once the lock is held, before the store is copied and opened
+   * (DuckDB's library loads then): work to start meanwhile, such as the
+   * import's first scan. Not awaited past its own promise.
+   */
+  on_locked?: () => Promise<void>;
 }
 
 /** The lock file of a store: `<store>.tickwise-lock`, holding the holder's pid. */
@@ -210,6 +216,7 @@ export async function withAtomicStore<T>(
   const tmp = `${dbPath}.tickwise-tmp-${process.pid}`;
   let store: Store | undefined;
   try {
+    await opts.on_locked?.();
     await removeStaleCopies(dbPath);
     await rm(tmp, { force: true });
     await rm(`${tmp}.wal`, { force: true });

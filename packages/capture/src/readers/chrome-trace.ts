@@ -1,16 +1,18 @@
 import { statSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { QueryError, type DeviceKind, type Store } from '@tickwise/store';
-import { NS_PER, TickwiseError, type TimeUnit } from '@tickwise/time';
+import { NS_PER, TickwiseError } from '@tickwise/time';
 import type { Diagnostic, ImportOptions, ImportResult } from './ireeperf-jsonl';
 import {
   baseName, cleanDuckdbMessage, insertAssumption, insertCapture, insertCondition, insertDevices, insertDiagnostics, ndjsonErrorLine, runJsonRead,
   setImportMemory, sourceJsonText, sqlString, withTempDir,
 } from '../capture-rows';
-import { maxRecordBytesOf, scaleDecimal, scanJsonRecords, type NdjsonPart } from '../json-records';
+import { maxRecordBytesOf, scaleDecimal, scanJsonRecords, startScanEarly, type NdjsonPart, type ScanOptions } from '../json-records';
+import { earlyScanDir } from '../json-records-native';
 import { pickRecords } from '../pick-records';
 import { PartLoader, STAGE_PART_BYTES, spansParts } from '../part-loader';
-import { lineText, sha256File, type SourceFile } from '../source-file';
+import { lineText, processTempDir, sha256File, type SourceFile } from '../source-file';
 import { traceMessages } from '../trace-messages';
 import type {} from '../reader-options'; // its ImportOptions fields
 
@@ -632,6 +634,83 @@ function unquote(text: string | undefined): string | undefined {
 }
 
 /**
+ * Whether a trace's host spans are written while it is scanned (a trace of
+ * several parts; `TICKWISE_CHROME_STREAM=1` any, `=0` none, to compare: the
+ * rows are the same), and through the host lane (streamed traces, the native
+ * scanner: X events of a host category in parts of their own, loaded straight
+ * into host_events by HostSpanStream.loadLane; `TICKWISE_CHROME_LANE=0`
+ * stages them with the rest, to compare).
+ */
+function chromeStreaming(src: SourceFile): { streamOn: boolean; laneOn: boolean } {
+  const streamEnv = process.env['TICKWISE_CHROME_STREAM'];
+  const streamOn = streamEnv === '1' || (streamEnv !== '0' && spansParts(src));
+  return { streamOn, laneOn: streamOn && process.env['TICKWISE_CHROME_LANE'] !== '0' };
+}
+
+/** Where a Chrome trace's scan reports: its staged parts, its host lane's parts and categories, a restart. */
+interface ChromeScanHooks {
+  readonly onPart: (part: NdjsonPart) => void;
+  readonly onLanePart: (part: NdjsonPart) => void;
+  readonly onCategory: (category: string) => void;
+  readonly onRestart: () => void;
+}
+
+/** The scan of a Chrome trace into `dir` (one plan whoever starts it: {@link importChromeTrace}, {@link startChromeScanEarly}). */
+function chromeScanOptions(dir: string, opts: ImportOptions, laneOn: boolean, hooks: ChromeScanHooks): ScanOptions {
+  const nsPerUnit = NS_PER[opts.traceTimeUnit ?? 'us'];
+  // ns exact to the femtosecond (see FS_PER_NS): scaled to fs, then the point put back; the same for the native
+  // scanner when the scale is a power of ten (every TimeUnit's is)
+  const conversion = {
+    exactKeys: EXACT,
+    exactText: false,
+    convert: (_key: string, text: string) => fsToNsText(scaleDecimal(text, nsPerUnit * FS_PER_NS)),
+    ...(/^10*$/.test(String(nsPerUnit * FS_PER_NS)) ? { nativeConvert: { kind: 'fs' as const, pow10: String(nsPerUnit * FS_PER_NS).length - 1 } } : {}),
+    partBytes: STAGE_PART_BYTES,
+  };
+  return {
+    mode: 'document',
+    records: [{
+      paths: [['[]'], ['traceEvents', '[]']],
+      out: join(dir, 'events.ndjson'),
+      ...conversion,
+      onPart: hooks.onPart,
+      ...(laneOn ? { hostLane: {
+        to: 1, kindKey: 'ph', kind: 'X', catKey: 'cat', nameKey: 'name', pidKey: 'pid', tidKey: 'tid', argsKey: 'args', corrKey: 'correlation',
+        tsKey: 'ts', durKey: 'dur', onCategory: hooks.onCategory,
+      } } : {}),
+      // events of a phase with no table (flows: 171k of a 174 MB Kineto trace's 546k events) go
+      // to raw_records as they are, not staged and read back (the native scanner only;
+      // TICKWISE_CHROME_ROUTE=0 stages them, for comparison: the store is the same)
+      ...(process.env['TICKWISE_CHROME_ROUTE'] === '0' ? {} : { route: { key: 'ph', keep: TABLED_PHASES, out: join(dir, 'untabled.ndjson') } }),
+      // B/E events paired per (pid, tid) as they are scanned, when the scanner can be sure they are the pairs the
+      // SQL below finds (the native scanner only; TICKWISE_CHROME_PAIRS=0 pairs them in SQL, for comparison)
+      ...(process.env['TICKWISE_CHROME_PAIRS'] === '0' ? {} : { pairs: { kindKey: 'ph', open: 'B', close: 'E', timeKey: 'ts', groupKeys: ['pid', 'tid'], out: join(dir, 'pairs.tsv') } }),
+    }, ...(laneOn ? [{ paths: [], out: join(dir, 'host.tsv'), partBytes: STAGE_PART_BYTES, onPart: hooks.onLanePart }] : [])],
+    capture: META_KEYS.map((k) => [k]),
+    onRestart: hooks.onRestart,
+  };
+}
+
+/**
+ * Starts the native scan of a Chrome trace that streams (several parts)
+ * before the store is open: the CLI calls it once the store's lock is held,
+ * so the scan runs while DuckDB's library loads and the store's schema is
+ * written (~0.1-0.2 s of a whole import), and {@link importChromeTrace}
+ * takes the run over (the same plan, in the same folder). Its parts wait on
+ * disk until then. Nothing starts for a trace the TypeScript scanner would
+ * read.
+ */
+export async function startChromeScanEarly(src: SourceFile, opts: ImportOptions = {}): Promise<void> {
+  const { streamOn, laneOn } = chromeStreaming(src);
+  if (!streamOn || earlyScanDir(src.path) !== undefined) return;
+  const dir = await processTempDir('chrome');
+  const idle = () => undefined;
+  if (!startScanEarly(src, chromeScanOptions(dir, opts, laneOn, { onPart: idle, onLanePart: idle, onCategory: idle, onRestart: idle }))) {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
  * Imports a Chrome trace JSON file (plain or gzip). See the module comment
  * for the mapping; every problem with an event becomes a diagnostic with its
  * line, and the event is kept (valid = false, or in raw_records).
@@ -640,11 +719,8 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
   const diags: Diagnostic[] = [];
   const sha = sha256File(src.path);
   sha.catch(() => undefined);
-  const unit: TimeUnit = opts.traceTimeUnit ?? 'us';
-  const nsPerUnit = NS_PER[unit];
   opts.onProgress?.('scanning');
   return withTempDir('tickwise-chrome-', async (dir) => {
-    const out = join(dir, 'events.ndjson');
     // DuckDB's memory bounded by the trace's size, 700 MB at most (a 1 GB trace peaked at 1.7 GB RSS under 1GB,
     // ~1.45 GB under 700MB, as fast), and at least read_json's buffers on two threads and 50 MB. While the host
     // spans are written part by part DuckDB holds a part and what is staged: the trace's size, at least 150 MB (the
@@ -653,8 +729,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
     // a trace of one part (a few MB) is staged whole: writing its spans as it loads saves no memory, and its extra
     // statements and the memory bounds set twice cost ~30 ms a file (20 small traces: 2.2-2.9 -> 3.3-3.5 s).
     // TICKWISE_CHROME_STREAM=1 streams any trace, =0 none (to compare: the rows are the same)
-    const streamEnv = process.env['TICKWISE_CHROME_STREAM'];
-    const streamOn = streamEnv === '1' || (streamEnv !== '0' && spansParts(src));
+    const { streamOn, laneOn } = chromeStreaming(src);
     await setImportMemory(store, src, streamOn ? STREAMED : wide);
     // DuckDB loads each part of the staged events while the scanner writes the next; tw_ct's rec is the event's index
     const loader = await PartLoader.start(store, maxEventBytes(), src);
@@ -666,44 +741,15 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
     const staged = { minMb: 120, capMb: 700, perInput: 0.8 };
     const streamer = new HostSpanStream(store, captureId, timeSourceOf(opts), streamOn, () => setImportMemory(store, src, staged));
     await streamer.begin();
-    // the host lane (streamed traces, the native scanner): X events of a host category in parts of their own, loaded
-    // straight into host_events (HostSpanStream.loadLane). TICKWISE_CHROME_LANE=0 stages them with the rest, to
-    // compare (the rows are the same)
-    const laneOn = streamOn && process.env['TICKWISE_CHROME_LANE'] !== '0';
     const columns = Object.entries(STAGED).map(([k, t]) => `${k}: '${t}'`).join(', ');
-    // ns exact to the femtosecond (see FS_PER_NS): scaled to fs, then the point put back; the same for the native
-    // scanner when the scale is a power of ten (every TimeUnit's is)
-    const conversion = {
-      exactKeys: EXACT,
-      exactText: false,
-      convert: (_key: string, text: string) => fsToNsText(scaleDecimal(text, nsPerUnit * FS_PER_NS)),
-      ...(/^10*$/.test(String(nsPerUnit * FS_PER_NS)) ? { nativeConvert: { kind: 'fs' as const, pow10: String(nsPerUnit * FS_PER_NS).length - 1 } } : {}),
-      partBytes: STAGE_PART_BYTES,
-    };
     let scan;
     try {
-      scan = await scanJsonRecords(src, {
-        mode: 'document',
-        records: [{
-          paths: [['[]'], ['traceEvents', '[]']],
-          out,
-          ...conversion,
-          onPart: loader.each(0, columns, (read, part) => streamer.load(read, part)),
-          ...(laneOn ? { hostLane: {
-            to: 1, kindKey: 'ph', kind: 'X', catKey: 'cat', nameKey: 'name', pidKey: 'pid', tidKey: 'tid', argsKey: 'args', corrKey: 'correlation',
-            tsKey: 'ts', durKey: 'dur', onCategory: (c: string) => streamer.laneCategory(c),
-          } } : {}),
-          // events of a phase with no table (flows: 171k of a 174 MB Kineto trace's 546k events) go
-          // to raw_records as they are, not staged and read back (the native scanner only;
-          // TICKWISE_CHROME_ROUTE=0 stages them, for comparison: the store is the same)
-          ...(process.env['TICKWISE_CHROME_ROUTE'] === '0' ? {} : { route: { key: 'ph', keep: TABLED_PHASES, out: join(dir, 'untabled.ndjson') } }),
-          // B/E events paired per (pid, tid) as they are scanned, when the scanner can be sure they are the pairs the
-          // SQL below finds (the native scanner only; TICKWISE_CHROME_PAIRS=0 pairs them in SQL, for comparison)
-          ...(process.env['TICKWISE_CHROME_PAIRS'] === '0' ? {} : { pairs: { kindKey: 'ph', open: 'B', close: 'E', timeKey: 'ts', groupKeys: ['pid', 'tid'], out: join(dir, 'pairs.tsv') } }),
-        }, ...(laneOn ? [{ paths: [], out: join(dir, 'host.tsv'), partBytes: STAGE_PART_BYTES, onPart: loader.each(1, columns, (_read, part) => streamer.loadLane(part)) }] : [])],
-        capture: META_KEYS.map((k) => [k]),
+      scan = await scanJsonRecords(src, chromeScanOptions(dir, opts, laneOn, {
+        onPart: loader.each(0, columns, (read, part) => streamer.load(read, part)),
+        onLanePart: loader.each(1, columns, (_read, part) => streamer.loadLane(part)),
+        onCategory: (c) => streamer.laneCategory(c),
         onRestart: () => loader.restart(() => streamer.restart()),
-      });
+      }));
     } catch (e) {
       await loader.settle();
       await streamer.abandon().catch(() => undefined); // no host event of a failed import left in the store
@@ -1044,7 +1090,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
       for (const t of ['tw_ct', 'tw_ct_part', 'tw_ct_rest', 'tw_ct_rawj', 'tw_ct_devprop', 'tw_ct_proc', 'tw_ct_pair', 'tw_ct_raw']) await store.run(`DROP TABLE IF EXISTS ${t}`).catch(() => undefined);
       await store.run(`DETACH DATABASE IF EXISTS ${SHARED}`).catch(() => undefined);
     }
-  });
+  }, earlyScanDir(src.path)); // an early scan's folder (the plan names it): see startChromeScanEarly
 }
 
 /** Kineto's `deviceProperties` (a JSON array of {id, name, ...}): ids as text (they are matched to pids), names. */

@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import type { CommandModule } from 'yargs';
-import { expandInputs, freeMemoryPromptlyFor, importInput, importWallRefs, provenanceOf, startConditionSampling, storeConditions, storeProvenance, type LibraryResolution } from '@tickwise/capture';
+import { discardEarlyScans, expandInputs, freeMemoryPromptlyFor, importInput, importWallRefs, provenanceOf, startConditionSampling, startImportEarly, storeConditions, storeProvenance, type LibraryResolution } from '@tickwise/capture';
 import { withAtomicStore } from '@tickwise/store';
 import { installViews } from '@tickwise/analyzer';
 import { TickwiseError } from '@tickwise/time';
@@ -91,7 +91,9 @@ export const importCommand: CommandModule<object, Args> = {
     }, {
       lock_wait_ms: Number(durationOption(args['lock-wait'], 'lock-wait') ?? 0n) / 1e6,
       on_lock_wait: (pid) => log(`waiting for the store: another tickwise process${pid !== null ? ` (pid ${pid})` : ''} is writing ${args.db}`),
-    });
+      // the first input's scan starts while DuckDB loads and the store opens (its reader takes it over)
+      on_locked: () => startImportEarly(inputs, formats, importOptions(args)).catch(() => undefined),
+    }).finally(discardEarlyScans);
     if (args.json) {
       out(formatJson({ db: args.db, imported: results, skipped }));
       return;
