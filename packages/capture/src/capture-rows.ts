@@ -40,9 +40,11 @@ export async function runJsonRead(store: Store, sql: (maxObjectBytes?: number) =
  * holds ~130 MB besides (Node, DuckDB's code, what it allocates outside its
  * buffers). A 174 MB Kineto trace: 348 MB, peak RSS 540-580 MB against
  * 660-680 MB under a fixed 700 MB, as fast; under 250 MB 0.1-0.2 s slower.
+ * `on`: the connection to set it on (a sibling of `store`'s, whose statements
+ * may run beside `store`'s: the settings are the database's).
  */
 export async function setImportMemory(
-  store: Store, src: { readonly sizeBytes: number; readonly compression: string } | null, limits: ImportMemoryLimits,
+  store: Store, src: { readonly sizeBytes: number; readonly compression: string } | null, limits: ImportMemoryLimits, on: Store = store,
 ): Promise<void> {
   // set only when it changes: a folder of small captures set the same 318 MB before each (12 ms a statement)
   const limit = importMemoryLimit(src, limits, process.env, importStart.get(store)?.heldMb ?? 0);
@@ -51,12 +53,12 @@ export async function setImportMemory(
   // in-memory store, ".tmp" in the working directory). Once per store: DuckDB refuses to set it again (even to
   // the same folder) once it has spilled there, and a caller's store that has spilled keeps its own
   if (!memorySet.has(store)) {
-    await store.run(`SET temp_directory = ${sqlString(spillFolder())}`).catch((e: unknown) => {
+    await on.run(`SET temp_directory = ${sqlString(spillFolder())}`).catch((e: unknown) => {
       if (!(e instanceof QueryError && /temporary directory/i.test(e.message))) throw e;
     });
   }
   try {
-    await store.run(`SET memory_limit = '${limit}'`);
+    await on.run(`SET memory_limit = '${limit}'`);
   } catch (e) {
     // a limit the user gave that DuckDB cannot keep (below what it holds): their setting named, not DuckDB's words alone
     const given = process.env['TICKWISE_IMPORT_MEMORY'];

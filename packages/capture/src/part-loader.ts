@@ -59,8 +59,10 @@ export function spansParts(src: { readonly sizeBytes: number; readonly compressi
 /**
  * Loads the NDJSON parts `scanJsonRecords` writes (`partBytes`, `onPart`)
  * into staging tables while the scan goes on: DuckDB parses part k while
- * the scanner writes part k + 1. Parts load in order, one at a time, so a
- * table's rowid is its record's index in the spec's output. During the scan
+ * the scanner writes part k + 1. A spec's parts load in order, one at a
+ * time, so a table's rowid is its record's index in the spec's output; two
+ * specs' parts load side by side (a reader that loads them on one
+ * connection has its statements run one at a time all the same). During the scan
  * DuckDB runs one thread (the scanner has a core to itself); {@link finish}
  * gives the store its own setting back.
  *
@@ -69,7 +71,8 @@ export function spansParts(src: { readonly sizeBytes: number; readonly compressi
  * ```
  */
 export class PartLoader {
-  private chain: Promise<void> = Promise.resolve();
+  /** Per spec, its loads in order. */
+  private readonly chains = new Map<number, Promise<void>>();
   private failed: { spec: number; part: NdjsonPart; error: QueryError } | undefined;
   private threads: string | undefined;
   /** Tables whose first part is loaded (the next parts insert). */
@@ -114,11 +117,13 @@ export class PartLoader {
    * `columns`) and runs whatever it needs, parts in order, one at a time. A
    * QueryError of its statements is the part's error (its source line, by
    * DuckDB's message, from {@link finish}); the reader's own tables are its
-   * to undo on {@link restart} (its `more`).
+   * to undo on {@link restart} (its `more`). `on`: the connection `load`
+   * runs its statements on (the loader's own for a part, too: one
+   * connection's statements run one at a time).
    */
-  each(spec: number, columns: string, load: (read: string, part: NdjsonPart) => Promise<void>): (part: NdjsonPart) => void {
+  each(spec: number, columns: string, load: (read: string, part: NdjsonPart) => Promise<void>, on: Store = this.store): (part: NdjsonPart) => void {
     return (part) => {
-      this.chain = this.chain.then(async () => {
+      this.chains.set(spec, (this.chains.get(spec) ?? Promise.resolve()).then(async () => {
         if (this.failed) return;
         const objectBytes = objectBytesOf(part.path, this.maxObjectBytes);
         const read = `SELECT * FROM read_json(${sqlString(part.path)}, format = 'newline_delimited', columns = {${columns}}, maximum_object_size = ${objectBytes})`;
@@ -127,20 +132,25 @@ export class PartLoader {
           // a part far beyond the usual size holds an event as large: DuckDB's bound raised for its read buffer, and
           // set back after
           if (objectBytes > LARGE_PART_BYTES) {
-            limit = String(await this.store.scalar(`SELECT current_setting('memory_limit')`));
-            await this.store.run(`SET memory_limit = '${Math.ceil((bytesOfSetting(limit) + readBufferBytes(objectBytes)) / 1e6)}MB'`);
+            limit = String(await on.scalar(`SELECT current_setting('memory_limit')`));
+            await on.run(`SET memory_limit = '${Math.ceil((bytesOfSetting(limit) + readBufferBytes(objectBytes)) / 1e6)}MB'`);
           }
           try {
             await load(read, part);
           } finally {
-            if (limit !== undefined) await this.store.run(`SET memory_limit = ${sqlString(shownLimitAgain(limit))}`).catch(() => undefined);
+            if (limit !== undefined) await on.run(`SET memory_limit = ${sqlString(shownLimitAgain(limit))}`).catch(() => undefined);
           }
         } catch (e) {
           if (!(e instanceof QueryError)) throw e;
-          this.failed = { spec, part, error: e };
+          this.failed ??= { spec, part, error: e };
         }
-      });
+      }));
     };
+  }
+
+  /** Every spec's loads issued so far, done (rejected when one threw beyond a QueryError). */
+  private all(): Promise<void> {
+    return Promise.all([...this.chains.values()]).then(() => undefined);
   }
 
   /**
@@ -149,17 +159,20 @@ export class PartLoader {
    * and the next part of each creates it again.
    */
   restart(more?: () => Promise<void>): void {
-    this.chain = this.chain.catch(() => undefined).then(async () => {
+    const undo = this.all().catch(() => undefined).then(async () => {
       for (const t of this.created) await this.store.run(`DROP TABLE IF EXISTS ${t}`);
       await more?.();
       this.created.clear();
       this.failed = undefined;
     });
+    // every spec's next part waits for the undoing
+    for (const spec of [...this.chains.keys()]) this.chains.set(spec, undo);
+    if (this.chains.size === 0) this.chains.set(0, undo);
   }
 
   /** Waits for every load issued, whatever happened (for a `finally`: nothing is left running on the store). */
   async settle(): Promise<void> {
-    await this.chain.catch(() => undefined);
+    await this.all().catch(() => undefined);
     if (this.threads !== undefined) {
       const t = this.threads;
       this.threads = undefined;
@@ -173,7 +186,7 @@ export class PartLoader {
    */
   async finish(lines: readonly Uint32Array[], file: string): Promise<void> {
     await this.settle();
-    await this.chain;
+    await this.all();
     if (this.failed) {
       const { spec, part, error } = this.failed;
       const at = await ndjsonErrorLine(error.message, part.path);

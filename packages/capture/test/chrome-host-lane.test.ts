@@ -294,4 +294,44 @@ describe('the Chrome host lane', () => {
     // (the shared fixtures are beside the repository in the dev setup and in CI)
     if (files.length > 0) expect(laned).toBeGreaterThan(10_000);
   });
+
+  it('loads on a connection of its own beside the staged parts: every span shifted by the base time, the same rows as on one connection, one stored order', { timeout: 120_000 }, async () => {
+    // the lane holds every host span (whole ns), the staged parts none (kernels, flows) or some (a fraction of a ns):
+    // what the two connections' loads count, commit and shift must add up whichever part loads first
+    vi.stubEnv('TICKWISE_JSONSCAN', BIN!);
+    vi.stubEnv('TICKWISE_CHROME_STREAM', '1');
+    const text = (rows: unknown) => JSON.stringify(rows, (_k, v) => (typeof v === 'bigint' ? String(v) : v));
+    for (const fraction of ['', '.0004']) {
+      const ev = ['{"ph":"M","name":"process_name","pid":7,"tid":0,"args":{"name":"GPU 0"}}'];
+      for (let i = 0; i < 40_000; i++) {
+        const ts = 1000 + i * 3;
+        ev.push(i % 3 === 0 ? `{"ph":"X","cat":"kernel","name":"k","pid":7,"tid":3,"ts":${ts},"dur":2,"args":{"device":0,"stream":3,"correlation":${i}}}`
+          : i % 3 === 1 ? `{"ph":"X","cat":"cpu_op","name":"mm","pid":1,"tid":2,"ts":${ts}${i % 7 === 1 ? fraction : ''},"dur":1,"args":{"External id":${i}}}`
+            : `{"ph":"f","id":${i},"cat":"ac2g","name":"ac2g","pid":7,"tid":3,"ts":${ts},"bp":"e"}`);
+      }
+      const file = join(tmp(), 'conn.json');
+      writeFileSync(file, `{"traceEvents":[\n${ev.join(',\n')}\n],"baseTimeNanoseconds":1700000000000000000}\n`);
+      const runs: Record<string, string>[] = [];
+      for (const conn of ['1', '1', '1', '0']) {
+        vi.stubEnv('TICKWISE_CHROME_LANE_CONN', conn);
+        const store = await Store.open(':memory:');
+        try {
+          await importInput(store, file);
+          runs.push({
+            rows: text(await store.rows('SELECT * FROM host_events ORDER BY ALL')),
+            stored: text(await store.rows('SELECT line FROM host_events ORDER BY rowid')),
+            unshifted: text(await store.rows('SELECT count(*) AS n FROM host_events WHERE start_ns < 1700000000000000000')),
+            spans: text(await store.rows("SELECT count(*) AS n FROM host_events WHERE op = 'cpu_op'")),
+          });
+        } finally {
+          await store.close();
+        }
+      }
+      const [a, b, c, one] = runs as [Record<string, string>, Record<string, string>, Record<string, string>, Record<string, string>];
+      expect(a.unshifted, fraction).toBe('[{"n":"0"}]');
+      expect(a.spans, fraction).toBe('[{"n":"13333"}]');
+      for (const r of [b, c]) expect(r, fraction).toEqual(a);
+      expect(one.rows, fraction).toBe(a.rows);
+    }
+  });
 });

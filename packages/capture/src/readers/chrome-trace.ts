@@ -328,7 +328,13 @@ const STREAM_NS_MAX = 1n << 62n;
  * Most of them come from the native scanner's host lane ({@link loadLane}):
  * rows of their own, not NDJSON parts, inserted with one statement each
  * part; the others from a part's X events (a host span the lane does not
- * take, or every one when the TypeScript scanner runs).
+ * take, or every one when the TypeScript scanner runs). The lane's parts
+ * load on a connection of their own (`lane`), in a transaction of their
+ * own, beside the staged parts: it commits (its last row group compressed
+ * and written, ~0.2 s of a 174 MB Kineto trace) while the statements after
+ * the scan build the span table, and its rows are stored after the staged
+ * parts' host spans. A lane row the SQL does not take ("a stray") is staged
+ * from its part's file after the scan, on this connection.
  *
  * The rows are those the span table would give (compare with
  * `TICKWISE_CHROME_STREAM=0`, which stages every event); they are stored
@@ -342,8 +348,15 @@ class HostSpanStream {
   fractional = false;
   private minXTs: bigint | null = null;
   private written = 0;
-  /** The parts' transaction is open. */
+  /** The parts' transaction is open (and the lane's, on its connection). */
   private open = false;
+  /** The smallest start the lane wrote (null: none), read in its transaction before it commits (see {@link commit}). */
+  private laneMin: Promise<bigint | null> | null = null;
+  /** The lane's transaction committing. */
+  private laneDone: Promise<void> | null = null;
+  private aside = false;
+  /** Lane parts holding rows the SQL did not take (staged after the scan). */
+  private strayParts: NdjsonPart[] = [];
   private readonly classes = new Map<string, string>();
   /** The host lane's categories not judged yet (see {@link laneCategory}). */
   private laneCats: string[] = [];
@@ -357,10 +370,15 @@ class HostSpanStream {
   /** Parts go straight into the stage (see {@link noteStageHeavy}). */
   private direct = false;
 
-  /** `onStageHeavy`: called once the stage holds more than {@link STAGE_HEAVY_SHARE} of the events loaded (DuckDB's stage bound). */
+  /**
+   * `onStageHeavy`: called once the stage holds more than {@link STAGE_HEAVY_SHARE} of the events loaded (DuckDB's
+   * stage bound), with the connection to set it on (the one of the part that found it: two connections' statements
+   * run side by side, one connection's one at a time).
+   */
+  /** `lane`: the host lane's connection (this store's sibling), or the store itself. */
   constructor(
     private readonly store: Store, private readonly captureId: number, private readonly timeSource: string, private readonly on: boolean,
-    private readonly onStageHeavy: () => Promise<void>,
+    private readonly onStageHeavy: (on: Store) => Promise<void>, private readonly lane: Store = store,
   ) {}
 
   /**
@@ -373,17 +391,57 @@ class HostSpanStream {
    */
   async begin(): Promise<void> {
     await this.store.run(`CREATE OR REPLACE TEMP TABLE tw_ct (rec BIGINT, ${Object.entries(STAGED).map(([k, t]) => `${k} ${t}`).join(', ')})`);
-    if (this.on) {
-      await this.store.run('BEGIN TRANSACTION');
-      this.open = true;
-    }
+    await this.beginParts();
   }
 
-  /** The scan is done and every part loaded: its rows are committed. */
-  async commit(): Promise<void> {
+  private async beginParts(): Promise<void> {
+    if (!this.on) return;
+    await this.store.run('BEGIN TRANSACTION');
+    if (this.lane !== this.store) await this.lane.run('BEGIN TRANSACTION');
+    this.open = true;
+  }
+
+  /** Both transactions rolled back (a failed statement, a failed scan). */
+  private async rollBack(): Promise<void> {
     if (!this.open) return;
     this.open = false;
+    await this.store.run('ROLLBACK').catch(() => undefined);
+    if (this.lane !== this.store) await this.lane.run('ROLLBACK').catch(() => undefined);
+  }
+
+  /**
+   * The scan is done and every part loaded: the lane's strays staged, the
+   * parts' rows committed; the lane's commit goes on on its connection
+   * meanwhile ({@link laneCommitted}).
+   */
+  async commit(): Promise<void> {
+    if (!this.open) return;
+    try {
+      await this.stageStrays();
+    } catch (e) {
+      await this.rollBack();
+      throw e;
+    }
+    this.open = false;
     await this.store.run('COMMIT');
+    if (this.lane === this.store) return;
+    const lane = this.lane;
+    // this connection's statements until the shift in a transaction begun now: the lane's commit holds the
+    // database's transaction lock, which a statement starting a transaction would wait for
+    await this.store.run('BEGIN TRANSACTION');
+    await this.store.run('SELECT count(*) FROM host_events WHERE false');
+    this.aside = true;
+    // (its smallest start read in its transaction first: an old Kineto trace's epoch test, looksEpoch)
+    this.laneMin = lane.scalar(`SELECT min(start_ns) FROM host_events WHERE capture_id = ${this.captureId}`)
+      .then((min) => (typeof min === 'bigint' ? min : null));
+    this.laneDone = this.laneMin.then(async () => lane.run('COMMIT'));
+    this.laneMin.catch(() => undefined); // awaited by looksEpoch, or through laneDone
+    this.laneDone.catch(() => undefined); // awaited by laneCommitted
+  }
+
+  /** The lane's rows are in the store (its commit done; its failure thrown here). */
+  async laneCommitted(): Promise<void> {
+    await this.laneDone;
   }
 
   /**
@@ -397,10 +455,7 @@ class HostSpanStream {
     try {
       await this.loadPart(read, part);
     } catch (e) {
-      if (this.open) {
-        this.open = false;
-        await this.store.run('ROLLBACK').catch(() => undefined);
-      }
+      await this.rollBack();
       throw e;
     }
   }
@@ -432,7 +487,9 @@ class HostSpanStream {
     }
     await this.judge(JSON.parse(f.cats ?? '[]') as string[]);
     const { derived, pick } = this.hostSql(`SELECT rowid - ${r0} AS i, * FROM tw_ct_part`, fractional);
-    this.written += await this.insertHost(derived, pick);
+    // (read after the insert: `written += await ...` would read it before, and lose what the lane's loads add meanwhile)
+    const n = await this.insertHost(derived, pick);
+    this.written += n;
     await s.run(`INSERT INTO tw_ct SELECT ${part.firstRecord} + i, ${Object.keys(STAGED).join(', ')} FROM (${derived}) WHERE NOT coalesce(${pick}, false)`);
     await this.noteStageHeavy();
   }
@@ -459,37 +516,54 @@ class HostSpanStream {
       // (lowercased by laneCategory: the lane's categories are ASCII, which JS lowercases as DuckDB's lower does)
       const fresh = this.laneCats;
       this.laneCats = [];
-      await this.judge(fresh);
-      // a lane row's ts and dur are whole ns under 2^62 (the scanner's `smallWhole`): BIGINTs, and their sum one too
-      const read = `SELECT 'X' AS ph, * FROM read_csv(${sqlString(part.path)}, delim = '\t', quote = '', escape = '', header = false,
-        auto_detect = false, nullstr = '\\N', columns = {${Object.entries(LANE_ROW).map(([k, t]) => `'${k}': '${t}'`).join(', ')}})`;
-      const { derived, pick } = this.hostSql(read, LANE_NS);
+      await this.judge(fresh, this.lane);
+      const { derived, pick } = this.laneSql(part);
       // the correlation the scanner was sure of, else read from the args as a staged event's is
       const corr = `CASE corr WHEN '?' THEN TRY_CAST(json_extract_string(h, '$.args.correlation') AS UBIGINT) ELSE TRY_CAST(corr AS UBIGINT) END`;
-      const n = await this.insertHost(derived, pick, { args: 'h::JSON', corr });
+      const n = await this.insertHost(derived, pick, { args: 'h::JSON', corr }, this.lane);
       this.written += n;
       this.loaded += part.records;
-      if (n < part.records) {
-        const stray = `SELECT * REPLACE (json_extract(h, '$.args') AS h) FROM (${derived}) WHERE NOT coalesce(${pick}, false)`;
-        await this.store.run(`INSERT INTO tw_ct SELECT NULL, ${Object.keys(STAGED).map((k) => (k === 'args' ? 'h' : k)).join(', ')} FROM (${stray})`);
-        const f = (await this.store.query({ frac: 'boolean?', min_x: 'bigint?', n: 'bigint' }, `SELECT ${PART_FACTS} FROM (${stray})`))[0]!;
-        this.note({ ...f, n: 0n });
-      }
-      await this.noteStageHeavy();
+      if (n < part.records) this.strayParts.push(part);
+      await this.noteStageHeavy(this.lane);
     } catch (e) {
-      if (this.open) {
-        this.open = false;
-        await this.store.run('ROLLBACK').catch(() => undefined);
-      }
+      await this.rollBack();
       throw e;
     }
   }
 
+  /** A lane part's rows as staged X events (`derived`), and which of them are host spans written as they come (`pick`). */
+  private laneSql(part: NdjsonPart): { derived: string; pick: string } {
+    // a lane row's ts and dur are whole ns under 2^62 (the scanner's `smallWhole`): BIGINTs, and their sum one too
+    const read = `SELECT 'X' AS ph, * FROM read_csv(${sqlString(part.path)}, delim = '\t', quote = '', escape = '', header = false,
+      auto_detect = false, nullstr = '\\N', columns = {${Object.entries(LANE_ROW).map(([k, t]) => `'${k}': '${t}'`).join(', ')}})`;
+    return this.hostSql(read, LANE_NS);
+  }
+
+  /**
+   * The lane rows the SQL did not take (strays: no dur, a negative one, a
+   * time beyond 2^62 ns), staged as their events would have been (`rec`
+   * NULL: no pair or raw event can be an X's), with their facts: read again
+   * from their parts' files, in part order, on this connection (the stage is
+   * its temp table). A category is judged once, so the SQL picks as the
+   * lane's insert did.
+   */
+  private async stageStrays(): Promise<void> {
+    const parts = this.strayParts;
+    this.strayParts = [];
+    for (const part of parts) {
+      const { derived, pick } = this.laneSql(part);
+      const stray = `SELECT * REPLACE (json_extract(h, '$.args') AS h) FROM (${derived}) WHERE NOT coalesce(${pick}, false)`;
+      await this.store.run(`INSERT INTO tw_ct SELECT NULL, ${Object.keys(STAGED).map((k) => (k === 'args' ? 'h' : k)).join(', ')} FROM (${stray})`);
+      const f = (await this.store.query({ frac: 'boolean?', min_x: 'bigint?', n: 'bigint' }, `SELECT ${PART_FACTS} FROM (${stray})`))[0]!;
+      this.note({ ...f, n: 0n });
+    }
+  }
+
   /** Categories (lowercased) seen: each new one judged by CAT_CLASS, up to MAX_LOOKED_UP_CATS (then '': each span judged). */
-  private async judge(lcats: readonly string[]): Promise<void> {
+  private async judge(lcats: readonly string[], on: Store = this.store): Promise<void> {
     const fresh = [...new Set(lcats)].filter((l) => !this.classes.has(l));
     if (fresh.length > 0 && this.classes.size + fresh.length <= MAX_LOOKED_UP_CATS) {
-      const judged = await this.store.query({ lcat: 'string', cls: 'string' },
+      const judged = await on.query({ lcat: 'string', cls: 'string' },
         `SELECT lcat, ${CAT_CLASS} AS cls FROM (VALUES ${fresh.map((c) => `(${sqlString(c)})`).join(', ')}) t(lcat)`);
       for (const j of judged) this.classes.set(j.lcat, j.cls);
     } else if (fresh.length > 0) for (const c of fresh) this.classes.set(c, '');
@@ -519,9 +593,9 @@ class HostSpanStream {
    * the host args and correlation when the rows hold them already (the host
    * lane's), else made of a staged event's pid, tid and args.
    */
-  private async insertHost(derived: string, pick: string, from?: { args: string; corr: string }): Promise<number> {
+  private async insertHost(derived: string, pick: string, from?: { args: string; corr: string }, on: Store = this.store): Promise<number> {
     const corr = from?.corr ?? `TRY_CAST(json_extract_string(args, '$.correlation') AS UBIGINT)`;
-    return Number(await this.store.scalar(`INSERT INTO host_events
+    return Number(await on.scalar(`INSERT INTO host_events
       SELECT ${this.captureId}, NULL, NULL, 'slice', cat, name, ${corr}, NULL, NULL, NULL,
         TRY_CAST(tid AS BIGINT), ts::BIGINT, te::BIGINT, (te - ts)::BIGINT, '${this.timeSource}', true, ${from?.args ?? HOST_ARGS}, _line
       FROM (${derived}) WHERE ${pick}`));
@@ -534,14 +608,14 @@ class HostSpanStream {
     this.loaded += Number(f.n);
   }
 
-  private async noteStageHeavy(): Promise<void> {
+  private async noteStageHeavy(on: Store = this.store): Promise<void> {
     const judged = !this.laned || this.loaded >= STAGE_HEAVY_MIN.events || this.loadedBytes >= STAGE_HEAVY_MIN.bytes;
     if (this.on && !this.heavy && judged && this.loaded - this.written > STAGE_HEAVY_SHARE * this.loaded) {
       this.heavy = true;
-      await this.onStageHeavy();
+      await this.onStageHeavy(on);
       // the next parts straight into the stage, when the loads run on one thread (the parts numbered as read);
       // TICKWISE_CHROME_DIRECT=0 keeps the part table, to compare
-      this.direct = process.env['TICKWISE_CHROME_DIRECT'] !== '0' && String(await this.store.scalar(`SELECT current_setting('threads')`)) === '1';
+      this.direct = process.env['TICKWISE_CHROME_DIRECT'] !== '0' && String(await on.scalar(`SELECT current_setting('threads')`)) === '1';
     }
   }
 
@@ -560,6 +634,8 @@ class HostSpanStream {
     if (this.written > 0) {
       const min = await this.store.scalar(`SELECT min(start_ns) FROM host_events WHERE capture_id = ${this.captureId}`);
       if (typeof min === 'bigint') this.note({ frac: null, min_x: min, n: 0n });
+      const laneMin = await this.laneMin;
+      if (typeof laneMin === 'bigint') this.note({ frac: null, min_x: laneMin, n: 0n });
     }
     return this.minXTs !== null && this.minXTs > 1_000_000_000_000_000_000n;
   }
@@ -572,6 +648,11 @@ class HostSpanStream {
    */
   async shift(shift: bigint): Promise<OutOfRange> {
     const none: OutOfRange = { count: 0, line: null };
+    if (this.aside) {
+      this.aside = false;
+      await this.store.run('COMMIT');
+    }
+    await this.laneCommitted();
     if (this.written === 0 || shift === 0n) return none;
     const where = `WHERE capture_id = ${this.captureId}`;
     if (shift >= -STREAM_NS_MAX && shift <= STREAM_NS_MAX) {
@@ -588,10 +669,11 @@ class HostSpanStream {
 
   /** The scan failed: the host spans written and the stage are void (the transaction rolled back). */
   async abandon(): Promise<void> {
-    if (this.open) {
-      this.open = false;
-      await this.store.run('ROLLBACK');
-    }
+    await this.rollBack();
+    await this.laneDone?.catch(() => undefined);
+    this.laneDone = null;
+    this.laneMin = null;
+    this.strayParts = [];
     await this.store.run('DELETE FROM tw_ct');
     this.fractional = false;
     this.minXTs = null;
@@ -607,10 +689,7 @@ class HostSpanStream {
   /** The scan starts over (`ScanOptions.onRestart`): what it wrote is void, and the parts go into a new transaction. */
   async restart(): Promise<void> {
     await this.abandon();
-    if (this.on) {
-      await this.store.run('BEGIN TRANSACTION');
-      this.open = true;
-    }
+    await this.beginParts();
   }
 }
 
@@ -721,374 +800,397 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
   sha.catch(() => undefined);
   opts.onProgress?.('scanning');
   return withTempDir('tickwise-chrome-', async (dir) => {
-    // DuckDB's memory bounded by the trace's size, 700 MB at most (a 1 GB trace peaked at 1.7 GB RSS under 1GB,
-    // ~1.45 GB under 700MB, as fast), and at least read_json's buffers on two threads and 50 MB. While the host
-    // spans are written part by part DuckDB holds a part and what is staged: the trace's size, at least 150 MB (the
-    // loader raises it for a part with a larger event), until the stage holds more than a quarter of the events
-    const wide = { minMb: Math.max(300, (4 * maxEventBytes()) / 1e6 + 50), capMb: 700 };
-    // a trace of one part (a few MB) is staged whole: writing its spans as it loads saves no memory, and its extra
-    // statements and the memory bounds set twice cost ~30 ms a file (20 small traces: 2.2-2.9 -> 3.3-3.5 s).
-    // TICKWISE_CHROME_STREAM=1 streams any trace, =0 none (to compare: the rows are the same)
-    const { streamOn, laneOn } = chromeStreaming(src);
-    await setImportMemory(store, src, streamOn ? STREAMED : wide);
-    // DuckDB loads each part of the staged events while the scanner writes the next; tw_ct's rec is the event's index
-    const loader = await PartLoader.start(store, maxEventBytes(), src);
-    const captureId = await store.nextCaptureId();
-    // A stage-heavy trace (B/E: every span waits for its end) holds its stage from there to the end: DuckDB gets
-    // 0.8 of the trace's size and spills the rest, not twice it. The 150 MB B/E trace: peak RSS 452-463 MB (3.1x)
-    // under the wide bound, 277-287 MB (1.9x) under this, 5-15% slower (a Kineto trace, whose host spans are written
-    // as they come, is not stage-heavy: under this bound too it was 6% slower, and it peaks during the scan anyway)
-    const staged = { minMb: 120, capMb: 700, perInput: 0.8 };
-    const streamer = new HostSpanStream(store, captureId, timeSourceOf(opts), streamOn, () => setImportMemory(store, src, staged));
-    await streamer.begin();
-    const columns = Object.entries(STAGED).map(([k, t]) => `${k}: '${t}'`).join(', ');
-    let scan;
+    // the connections opened here (the host lane's): closed whatever happens
+    const opened: Store[] = [];
     try {
-      scan = await scanJsonRecords(src, chromeScanOptions(dir, opts, laneOn, {
-        onPart: loader.each(0, columns, (read, part) => streamer.load(read, part)),
-        onLanePart: loader.each(1, columns, (_read, part) => streamer.loadLane(part)),
-        onCategory: (c) => streamer.laneCategory(c),
-        onRestart: () => loader.restart(() => streamer.restart()),
-      }));
-    } catch (e) {
-      await loader.settle();
-      await streamer.abandon().catch(() => undefined); // no host event of a failed import left in the store
-      throw e;
-    } finally {
-      await loader.settle(); // never leave a load running on the store (the scan may have failed)
-    }
-    try {
-      await loader.finish(scan.lines, src.displayPath);
-    } catch (e) {
-      await streamer.abandon().catch(() => undefined);
-      throw e;
-    }
-    // every part is loaded: the events the scanner routed go to raw_records on a second connection while this one
-    // commits and builds the span table (the insert takes ~0.35 s of one core for a 174 MB Kineto trace's 171k
-    // flows). Beside the last parts' loads, where it ran before the host lane, it made the import's peak (the
-    // trace's peak RSS up to twice its size). TICKWISE_CHROME_ROUTED_LATE=1 inserts them after the spans, to compare
-    const routedDone = streamOn && process.env['TICKWISE_CHROME_ROUTED_LATE'] !== '1'
-      ? insertRoutedAside(store, captureId, scan.routed?.[0] ?? null, src.displayPath) : Promise.resolve();
-    routedDone.catch(() => undefined); // awaited below
-    try {
-      await store.run('DROP TABLE IF EXISTS tw_ct_part');
-      await streamer.commit();
-      await setImportMemory(store, src, streamer.stageHeavy ? staged : wide);
-    } catch (e) {
-      await routedDone.catch(() => undefined);
-      throw e;
-    }
-    for (const i of scan.issues) diags.push(i);
-    const routed = scan.routed?.[0] ?? null;
-    const records = scan.counts[0]! + (scan.counts[1] ?? 0) + (routed?.records ?? 0);
-    if (records === 0) {
-      await routedDone.catch(() => undefined);
-      throw new TickwiseError('empty-input', traceMessages.noEvents(), { file: src.displayPath, line: 1 });
-    }
-    const meta = (k: string) => scan.captured.get(k);
-    const displayUnit = unquote(meta('displayTimeUnit'));
-    const baseText = unquote(meta('baseTimeNanoseconds'));
-    const base = baseText !== undefined && /^-?\d+$/.test(baseText) ? BigInt(baseText) : undefined;
-    const kineto = base !== undefined || meta('deviceProperties') !== undefined || meta('distributedInfo') !== undefined || /pytorch|kineto/i.test(meta('traceName') ?? '');
-
-    try {
-      opts.onProgress?.('reading events');
-      // TICKWISE_CHROME_EXACT_SQL=1 keeps the fraction's branch for every trace, to compare (the rows are the same)
-      const nsText = nsSql(process.env['TICKWISE_CHROME_EXACT_SQL'] === '1' || streamer.fractional);
-
-      // ---- the clock ----
-      let timeline: string;
-      let timeSource: string;
-      let shift = 0n; // added to every ts
-      const clock = opts.traceClock ?? (kineto && (base !== undefined || await streamer.looksEpoch()) ? 'realtime' : undefined);
-      if (opts.traceClock) {
-        await insertAssumption(store, captureId, null, 'trace_clock', opts.traceClock, traceMessages.traceClockGiven(opts.traceClock));
+      // DuckDB's memory bounded by the trace's size, 700 MB at most (a 1 GB trace peaked at 1.7 GB RSS under 1GB,
+      // ~1.45 GB under 700MB, as fast), and at least read_json's buffers on two threads and 50 MB. While the host
+      // spans are written part by part DuckDB holds a part and what is staged: the trace's size, at least 150 MB (the
+      // loader raises it for a part with a larger event), until the stage holds more than a quarter of the events
+      const wide = { minMb: Math.max(300, (4 * maxEventBytes()) / 1e6 + 50), capMb: 700 };
+      // a trace of one part (a few MB) is staged whole: writing its spans as it loads saves no memory, and its extra
+      // statements and the memory bounds set twice cost ~30 ms a file (20 small traces: 2.2-2.9 -> 3.3-3.5 s).
+      // TICKWISE_CHROME_STREAM=1 streams any trace, =0 none (to compare: the rows are the same)
+      const { streamOn, laneOn } = chromeStreaming(src);
+      await setImportMemory(store, src, streamOn ? STREAMED : wide);
+      // DuckDB loads each part of the staged events while the scanner writes the next; tw_ct's rec is the event's index
+      const loader = await PartLoader.start(store, maxEventBytes(), src);
+      const captureId = await store.nextCaptureId();
+      // A stage-heavy trace (B/E: every span waits for its end) holds its stage from there to the end: DuckDB gets
+      // 0.8 of the trace's size and spills the rest, not twice it. The 150 MB B/E trace: peak RSS 452-463 MB (3.1x)
+      // under the wide bound, 277-287 MB (1.9x) under this, 5-15% slower (a Kineto trace, whose host spans are written
+      // as they come, is not stage-heavy: under this bound too it was 6% slower, and it peaks during the scan anyway)
+      const staged = { minMb: 120, capMb: 700, perInput: 0.8 };
+      // the host lane's parts load on a connection of their own (see HostSpanStream); TICKWISE_CHROME_LANE_CONN=0 loads
+      // them on this one, to compare (the rows are the same, stored in the order the parts come)
+      const laneConn = laneOn && process.env['TICKWISE_CHROME_LANE_CONN'] !== '0' ? await store.sibling() : store;
+      if (laneConn !== store) opened.push(laneConn);
+      const streamer = new HostSpanStream(store, captureId, timeSourceOf(opts), streamOn, (on) => setImportMemory(store, src, staged, on), laneConn);
+      await streamer.begin();
+      const columns = Object.entries(STAGED).map(([k, t]) => `${k}: '${t}'`).join(', ');
+      let scan;
+      try {
+        scan = await scanJsonRecords(src, chromeScanOptions(dir, opts, laneOn, {
+          onPart: loader.each(0, columns, (read, part) => streamer.load(read, part)),
+          onLanePart: loader.each(1, columns, (_read, part) => streamer.loadLane(part), laneConn),
+          onCategory: (c) => streamer.laneCategory(c),
+          onRestart: () => loader.restart(() => streamer.restart()),
+        }));
+      } catch (e) {
+        await loader.settle();
+        await streamer.abandon().catch(() => undefined); // no host event of a failed import left in the store
+        throw e;
+      } finally {
+        await loader.settle(); // never leave a load running on the store (the scan may have failed)
       }
-      if (base !== undefined) {
-        shift += base;
-        await insertAssumption(store, captureId, null, 'clock_relation', `host_ns = ts_ns + ${base}`, traceMessages.kinetoBase(base.toString()));
+      try {
+        await loader.finish(scan.lines, src.displayPath);
+      } catch (e) {
+        await streamer.abandon().catch(() => undefined);
+        throw e;
       }
-      if (clock === 'monotonic') {
-        timeline = 'host_monotonic';
-        // (timeSourceOf says the same before the scan, for the host spans written while it runs)
-        timeSource = 'host_monotonic';
-      } else if (clock === 'boottime') {
-        if (opts.boottimeOffsetNs !== undefined) {
-          shift -= opts.boottimeOffsetNs;
+      // every part is loaded: the events the scanner routed go to raw_records on a connection of their own while this
+      // one builds the span table (the insert takes ~0.35 s of one core for a 174 MB Kineto trace's 171k flows), once
+      // the host lane has committed (beside this connection's statements too: the three at once made the peak, 355-365
+      // MB of RSS for the 174 MB trace, against 294-313 MB). Beside the last parts' loads, where it ran before the host
+      // lane, it made the import's peak too. TICKWISE_CHROME_ROUTED_LATE=1 inserts them after the spans, to compare
+      let routedDone: Promise<void> = Promise.resolve();
+      try {
+        await store.run('DROP TABLE IF EXISTS tw_ct_part');
+        await streamer.commit();
+        if (streamOn && process.env['TICKWISE_CHROME_ROUTED_LATE'] !== '1') {
+          routedDone = streamer.laneCommitted().catch(() => undefined)
+            .then(() => insertRoutedAside(store, captureId, scan.routed?.[0] ?? null, src.displayPath));
+          routedDone.catch(() => undefined); // awaited below
+        }
+        await setImportMemory(store, src, streamer.stageHeavy ? staged : wide);
+      } catch (e) {
+        await routedDone.catch(() => undefined);
+        throw e;
+      }
+      for (const i of scan.issues) diags.push(i);
+      const routed = scan.routed?.[0] ?? null;
+      const records = scan.counts[0]! + (scan.counts[1] ?? 0) + (routed?.records ?? 0);
+      if (records === 0) {
+        await routedDone.catch(() => undefined);
+        throw new TickwiseError('empty-input', traceMessages.noEvents(), { file: src.displayPath, line: 1 });
+      }
+      const meta = (k: string) => scan.captured.get(k);
+      const displayUnit = unquote(meta('displayTimeUnit'));
+      const baseText = unquote(meta('baseTimeNanoseconds'));
+      const base = baseText !== undefined && /^-?\d+$/.test(baseText) ? BigInt(baseText) : undefined;
+      const kineto = base !== undefined || meta('deviceProperties') !== undefined || meta('distributedInfo') !== undefined || /pytorch|kineto/i.test(meta('traceName') ?? '');
+
+      try {
+        opts.onProgress?.('reading events');
+        // TICKWISE_CHROME_EXACT_SQL=1 keeps the fraction's branch for every trace, to compare (the rows are the same)
+        const nsText = nsSql(process.env['TICKWISE_CHROME_EXACT_SQL'] === '1' || streamer.fractional);
+
+        // ---- the clock ----
+        let timeline: string;
+        let timeSource: string;
+        let shift = 0n; // added to every ts
+        // the clock's assumptions and conditions, written after the shift (this connection writes no table of the store
+        // until then: see HostSpanStream.commit)
+        const clockRows: (() => Promise<void>)[] = [];
+        const clock = opts.traceClock ?? (kineto && (base !== undefined || await streamer.looksEpoch()) ? 'realtime' : undefined);
+        if (opts.traceClock) {
+          const given = opts.traceClock;
+          clockRows.push(() => insertAssumption(store, captureId, null, 'trace_clock', given, traceMessages.traceClockGiven(given)));
+        }
+        if (base !== undefined) {
+          shift += base;
+          clockRows.push(() => insertAssumption(store, captureId, null, 'clock_relation', `host_ns = ts_ns + ${base}`, traceMessages.kinetoBase(base.toString())));
+        }
+        if (clock === 'monotonic') {
           timeline = 'host_monotonic';
+          // (timeSourceOf says the same before the scan, for the host spans written while it runs)
           timeSource = 'host_monotonic';
-          const off = opts.boottimeOffsetNs.toString();
-          await insertAssumption(store, captureId, null, 'clock_relation', `host_monotonic_ns = host_boottime_ns - ${off}`, traceMessages.boottimeShifted(off));
+        } else if (clock === 'boottime') {
+          if (opts.boottimeOffsetNs !== undefined) {
+            shift -= opts.boottimeOffsetNs;
+            timeline = 'host_monotonic';
+            timeSource = 'host_monotonic';
+            const off = opts.boottimeOffsetNs.toString();
+            clockRows.push(() => insertAssumption(store, captureId, null, 'clock_relation', `host_monotonic_ns = host_boottime_ns - ${off}`, traceMessages.boottimeShifted(off)));
+          } else {
+            timeline = 'boottime';
+            timeSource = 'host_boottime';
+            diags.push({ severity: 'info', code: 'boottime-unaligned', message: traceMessages.boottimeUnaligned() });
+          }
+        } else if (clock === 'realtime') {
+          timeline = 'realtime';
+          timeSource = 'host_other';
+          if (base === undefined && !opts.traceClock) {
+            clockRows.push(() => insertAssumption(store, captureId, null, 'trace_clock', 'realtime', 'Kineto trace without baseTimeNanoseconds: ts taken as microseconds since the Unix epoch'));
+          }
         } else {
-          timeline = 'boottime';
-          timeSource = 'host_boottime';
-          diags.push({ severity: 'info', code: 'boottime-unaligned', message: traceMessages.boottimeUnaligned() });
+          timeline = 'unknown';
+          timeSource = 'host_other';
+          diags.push({ severity: 'info', code: 'trace-clock-unknown', message: traceMessages.traceClockUnknown() });
         }
-      } else if (clock === 'realtime') {
-        timeline = 'realtime';
-        timeSource = 'host_other';
-        if (base === undefined && !opts.traceClock) {
-          await insertAssumption(store, captureId, null, 'trace_clock', 'realtime', 'Kineto trace without baseTimeNanoseconds: ts taken as microseconds since the Unix epoch');
+        if (opts.traceTimeUnit && opts.traceTimeUnit !== 'us') {
+          const unit = opts.traceTimeUnit;
+          clockRows.push(() => insertAssumption(store, captureId, null, 'trace_time_unit', unit, traceMessages.traceTimeUnitGiven(unit)));
         }
-      } else {
-        timeline = 'unknown';
-        timeSource = 'host_other';
-        diags.push({ severity: 'info', code: 'trace-clock-unknown', message: traceMessages.traceClockUnknown() });
-      }
-      if (opts.traceTimeUnit && opts.traceTimeUnit !== 'us') {
-        await insertAssumption(store, captureId, null, 'trace_time_unit', opts.traceTimeUnit, traceMessages.traceTimeUnitGiven(opts.traceTimeUnit));
-      }
-      if (displayUnit !== undefined) {
-        await insertCondition(store, captureId, 'trace.display_time_unit', displayUnit, null, 'Trace Event Format displayTimeUnit (display only)');
-        if (displayUnit !== 'ms' && !opts.traceTimeUnit) diags.push({ severity: 'info', code: 'display-time-unit', message: traceMessages.displayTimeUnit(displayUnit) });
-      }
-      if (timeSource !== timeSourceOf(opts)) throw new Error(`internal: the host spans written while scanning have time source ${timeSourceOf(opts)}, the trace ${timeSource}`);
-      // the host spans written while scanning are shifted now (before any other row of this capture is in host_events)
-      const shifted = await streamer.shift(shift);
-      // x: ns (HUGEINT) of the span table, or an event's staged ns text (text = true)
-      const ns = (x: string, text = false) => `TRY_CAST(${text ? nsText.of(x) : `TRY_CAST(${x} AS HUGEINT)`} + ${shift.toString()}::HUGEINT AS BIGINT)`;
-
-      // ---- spans: X, and B/E paired per (pid, tid) by nesting depth ----
-      opts.onProgress?.('pairing spans');
-      const props = deviceProperties(meta('deviceProperties'));
-      await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_devprop (id VARCHAR, name VARCHAR)`);
-      if (props.length > 0) {
-        await store.run(`INSERT INTO tw_ct_devprop VALUES ${props.map((p) => `(${sqlString(p.id)}, ${p.name === null ? 'NULL' : sqlString(p.name)})`).join(', ')}`);
-      }
-      // a process's device kind judged once per process (three regexps), not once per event. Every pid of a span
-      // gets a row, NULL but for its pid where the trace has no metadata for it: DuckDB's LEFT JOIN emits a chunk's
-      // unmatched rows after its matched ones, so spans of a pid without a row landed out of file order
-      await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_proc AS
-        SELECT *, ${KIND_OF('coalesce(pname, \'\') || \' \' || coalesce(plabels, \'\') || \' \' || coalesce(dpname, \'\')', 'is_dev_id')} AS pkind FROM (
-        SELECT p.pid, p.pname, p.plabels, CASE WHEN p.meta THEN dp.name END AS dpname, CASE WHEN p.meta THEN dp.id IS NOT NULL END AS is_dev_id FROM (
-          SELECT pid, bool_or(ph = 'M') AS meta, max(CASE WHEN ph = 'M' AND name = 'process_name' THEN args->>'name' END) AS pname,
-            max(CASE WHEN ph = 'M' AND name = 'process_labels' THEN args->>'labels' END) AS plabels
-          FROM tw_ct WHERE ph IN ('M', 'X', 'B') GROUP BY pid) p
-        LEFT JOIN tw_ct_devprop dp ON dp.id = p.pid)`);
-      // B/E pairs per (pid, tid), as a stack over the thread's events in time order (file order among equal
-      // times) pairs them: an E closes the innermost open B, an E with none open pairs with nothing. With the
-      // nesting depth (B +1, E -1), a B's level is the depth after it and an E's the depth before it; the E
-      // that closes a B is the next event of the B's level, and only that one can be (the events between lie
-      // deeper), so each B takes its `lead` at its level when that is an E. The depth from two row numbers, n
-      // in the thread and m among its own kind: after a B, 2m - n; before an E, n - 2m + 1 (a running sum
-      // took 0.7 s more for 1M pairs; rank-matching B's and E's per level, two more windows and a join)
-      const paired = scan.paired?.[0] ?? null;
-      if (paired !== null && process.env['TICKWISE_TRACE_SCAN']) process.stderr.write(`tw-jsonscan: ${paired.pairs} B/E pairs from the scan\n`);
-      // the scan's pairs are a stack per thread over its events in time order: the same pairs, without sorting 2 M events three times
-      if (paired !== null) {
-        await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_pair (b_rec BIGINT, e_rec BIGINT, e_ns HUGEINT)`);
-        if (paired.pairs > 0) {
-          await store.run(`INSERT INTO tw_ct_pair SELECT b_rec, e_rec, ${nsText.of('_ts')} FROM read_csv(${sqlString(paired.path)}, delim = '\t', header = false,
-            quote = '', escape = '', auto_detect = false, columns = {'b_rec': 'BIGINT', 'e_rec': 'BIGINT', '_ts': 'VARCHAR'})`);
+        if (displayUnit !== undefined) {
+          const shown = displayUnit;
+          clockRows.push(() => insertCondition(store, captureId, 'trace.display_time_unit', shown, null, 'Trace Event Format displayTimeUnit (display only)'));
+          if (displayUnit !== 'ms' && !opts.traceTimeUnit) diags.push({ severity: 'info', code: 'display-time-unit', message: traceMessages.displayTimeUnit(displayUnit) });
         }
-      } else await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_pair AS
-        SELECT rec AS b_rec, e_rec, e_ns FROM (
-          SELECT rec, is_b, lead(rec) OVER w AS e_rec, lead(is_b) OVER w AS e_is_b, lead(ts_ns) OVER w AS e_ns FROM (
-            SELECT rec, is_b, pid, tid, ts_ns, CASE WHEN is_b THEN 2 * m - n ELSE n - 2 * m + 1 END AS level FROM (
-              SELECT rec, is_b, pid, tid, ts_ns, row_number() OVER (PARTITION BY pid, tid ORDER BY ts_ns, rec) AS n,
-                row_number() OVER (PARTITION BY pid, tid, is_b ORDER BY ts_ns, rec) AS m
-              FROM (SELECT rec, ph = 'B' AS is_b, pid, tid, ${nsText.of('_ts')} AS ts_ns FROM tw_ct WHERE ph IN ('B', 'E'))
-              WHERE ts_ns IS NOT NULL))
-          WINDOW w AS (PARTITION BY pid, tid, level ORDER BY ts_ns, rec))
-        WHERE is_b AND NOT e_is_b`);
-      // each staged time is converted once, in the innermost select: DuckDB does not share a conversion between
-      // the expressions that use it (5 of the start's), and sharing them saved 60 ms on the 375k spans of a 174 MB trace
-      // the spans, their devices and the view over both live in an attached in-memory database, not in TEMP tables
-      // (which are this connection's own): the final inserts below run on two connections at once
-      await store.run(`DETACH DATABASE IF EXISTS ${SHARED}`);
-      await store.run(`ATTACH ':memory:' AS ${SHARED}`);
-      const cats = await store.query({ lcat: 'string', cls: 'string' },
-        `SELECT lcat, ${CAT_CLASS} AS cls FROM (SELECT DISTINCT lower(coalesce(cat, '')) AS lcat FROM tw_ct WHERE ph IN ('X', 'B')) ORDER BY lcat`);
-      // TICKWISE_CHROME_CAT_LOOKUP=0 judges every span (to compare; the rows are the same)
-      const lookUp = cats.length <= MAX_LOOKED_UP_CATS && process.env['TICKWISE_CHROME_CAT_LOOKUP'] !== '0';
-      const catClass = lookUp ? `CASE lcat ${cats.map((c) => `WHEN ${sqlString(c.lcat)} THEN '${c.cls}'`).join(' ')} END` : CAT_CLASS;
-      // Paired B events go to host_events straight from the stage and their pairs, not through the span table, when
-      // of a host category, or of one whose class is the process's ('device') on a process that is no device's. A
-      // B/E trace: ~1M spans were copied whole into the span table, args and all, then read back (0.7 s, ~100 MB).
-      // Only those whose row is plain: an end not before the start, both within BIGINT after the shift (no
-      // diagnostic of the span table's can be theirs); the others, and every X, take the span table. They are stored
-      // first, in file order, then the span table's host spans (X events among them, which stay one run in file
-      // order). TICKWISE_CHROME_DIRECT=0 sends them all through the span table, to compare (the rows are the same)
-      const catsOf = (cls: string) => (lookUp ? cats.filter((c) => c.cls === cls).map((c) => sqlString(c.lcat)) : []);
-      const hostCats = catsOf('host');
-      const deviceCats = catsOf('device');
-      const directOn = hostCats.length + deviceCats.length > 0 && process.env['TICKWISE_CHROME_DIRECT'] !== '0';
-      // which ones, over a B's start and end (HUGEINT ns: its staged ts, its pair's e_ns) and its process's kind
-      // (`pr`, tw_ct_proc)
-      const inCats = (list: string[]) => (list.length === 0 ? 'false' : `lower(coalesce(c.cat, '')) IN (${list.join(', ')})`);
-      const direct = (ts: string, te: string) => `(${inCats(hostCats)} OR (${inCats(deviceCats)} AND pr.pkind IS NULL))
-        AND ${te} >= ${ts} AND ${ns(ts)} IS NOT NULL AND ${ns(te)} IS NOT NULL`;
-      let directRows = 0;
-      if (directOn) {
-        directRows = Number(await store.scalar(`INSERT INTO host_events
-          SELECT ${captureId}, NULL, NULL, 'slice', cat, name, TRY_CAST(json_extract_string(args, '$.correlation') AS UBIGINT), NULL, NULL, NULL,
-            TRY_CAST(tid AS BIGINT), s_ns, e_ns, e_ns - s_ns, '${timeSource}', true, ${HOST_ARGS}, _line
-          FROM (SELECT *, ${ns('ts')} AS s_ns, ${ns('te')} AS e_ns FROM (
-              SELECT c.*, ${nsText.of('c._ts')} AS ts, p.e_ns AS te FROM tw_ct c JOIN tw_ct_pair p ON p.b_rec = c.rec WHERE c.ph = 'B') c
-            LEFT JOIN tw_ct_proc pr ON pr.pid IS NOT DISTINCT FROM c.pid
-            WHERE ${direct('ts', 'te')})`));
-      }
-      // a kernel's args are read only for the fields of `ax` (made here): the table does not keep them (a Kineto
-      // kernel's args are ~1 KB: 43k kernels' copied in and read past by every statement after)
-      const spanClass = `CASE WHEN cc = 'device' THEN CASE WHEN pkind IS NOT NULL THEN 'kernel' ELSE 'host' END ELSE cc END`;
-      await store.run(`CREATE OR REPLACE TABLE ${SHARED}.tw_ct_span AS SELECT * EXCLUDE (cc, args),
-          ${spanClass} AS class, CASE WHEN ${spanClass} <> 'kernel' THEN args END AS args FROM (
-        SELECT line, ph, pid, tid, name, cat, args, ax, ts, ${cats.length === 0 ? "'host'" : catClass} AS cc,
-          CASE WHEN ph = 'X' THEN ${nsText.sum('_ts', '_dur', 'ts', 'dur')} ELSE e_ns END AS te,
-          CASE WHEN ph = 'X' THEN dur ELSE e_ns - ts END AS src_dur,
-          _ts IS NULL OR ts IS NULL AS no_ts, ph = 'X' AND (_dur IS NULL OR dur IS NULL) AS no_dur,
-          ph = 'B' AND b_rec IS NULL AND ts IS NOT NULL AS unmatched,
-          pkind, pname, dpname, lcat
-        FROM (
-          SELECT c._line AS line, c.ph, c.pid, c.tid, c.name, c.cat, c.args, ${ARG_FIELDS('c.args')} AS ax, c._ts, c._dur,
-            ${nsText.of('c._ts')} AS ts, ${nsText.of('c._dur')} AS dur, p.e_ns, p.b_rec,
-            pr.pkind, coalesce(pr.plabels, pr.pname) AS pname, pr.dpname, lower(coalesce(c.cat, '')) AS lcat
-          FROM tw_ct c LEFT JOIN tw_ct_pair p ON p.b_rec = c.rec LEFT JOIN tw_ct_proc pr ON pr.pid IS NOT DISTINCT FROM c.pid
-          WHERE c.ph IN ('X', 'B')${directOn ? ` AND NOT coalesce(c.ph = 'B' AND ${direct(nsText.of('c._ts'), 'p.e_ns')}, false)` : ''}))`);
-      // the span table holds every X and B event: when the stage's other events (instants, counters, metadata, E's,
-      // events without ph) are few, they are kept with their index and the stage is dropped before the final inserts,
-      // which held both (the staged events are ~126 MB in DuckDB for a 174 MB Kineto trace, 99% spans). When they are
-      // many (a B/E trace: half its events are E's), copying them cost more than the memory saved (0.42 s for 1M E's)
-      // and the stage stays, read through a view. TICKWISE_CHROME_KEEP_STAGE=1 always keeps it, to compare
-      // (and whether every E closes a B: then none is unmatched, and the raw events' query needs no anti-join of
-      // the E's against the pairs, 250 ms for 1M of them)
-      const { staged, spanned, ends, paired: pairedEnds } = (await store.query({ staged: 'number', spanned: 'number', ends: 'number', paired: 'number' },
-        `SELECT (SELECT count(*) FROM tw_ct)::BIGINT AS staged, (SELECT count(*) FROM ${SHARED}.tw_ct_span)::BIGINT AS spanned,
-          (SELECT count(*) FILTER (WHERE ph = 'E') FROM tw_ct)::BIGINT AS ends, (SELECT count(*) FROM tw_ct_pair)::BIGINT AS paired`))[0]!;
-      const unmatchedEnd = ends === pairedEnds ? 'false' : `(ph = 'E' AND rec NOT IN (SELECT e_rec FROM tw_ct_pair))`;
-      const rest = `SELECT * FROM tw_ct WHERE ph IS NULL OR ph NOT IN ('X', 'B')`;
-      if (process.env['TICKWISE_CHROME_KEEP_STAGE'] !== '1' && staged - spanned - directRows <= staged * REST_TO_DROP) {
-        await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_rest AS ${rest}`);
-        await store.run('DROP TABLE tw_ct');
-      } else await store.run(`CREATE OR REPLACE TEMP VIEW tw_ct_rest AS ${rest}`);
+        if (timeSource !== timeSourceOf(opts)) throw new Error(`internal: the host spans written while scanning have time source ${timeSourceOf(opts)}, the trace ${timeSource}`);
+        // x: ns (HUGEINT) of the span table, or an event's staged ns text (text = true)
+        const ns = (x: string, text = false) => `TRY_CAST(${text ? nsText.of(x) : `TRY_CAST(${x} AS HUGEINT)`} + ${shift.toString()}::HUGEINT AS BIGINT)`;
 
-      // ---- devices: one per process holding kernels (args.device when every kernel has one) ----
-      const allDev = Number(await store.scalar(`SELECT count(*) FILTER (WHERE TRY_CAST(${ARG('device')} AS INTEGER) IS NULL) FROM ${SHARED}.tw_ct_span WHERE class = 'kernel'`)) === 0;
-      // a row per pid of a span: a device index, kind and names for the pids holding kernels, copies or sync markers,
-      // NULL for the others. The others have a row too: the inserts below read the spans through this lookup, and
-      // spans that matched no row came out of file order (90 of 332k in a 174 MB Kineto trace, differently each import)
-      const held = `class IN ('kernel', 'copy', 'sync')`;
-      await store.run(`CREATE OR REPLACE TABLE ${SHARED}.tw_ct_dev AS
-        SELECT pid, CASE WHEN dev THEN (dense_rank() OVER (PARTITION BY dev ORDER BY TRY_CAST(pid AS BIGINT) NULLS LAST, pid) - 1)::INTEGER END AS dev_index,
-          pkind, pname, dpname FROM (
-          SELECT pid, bool_or(${held}) AS dev, max(pkind) FILTER (WHERE ${held}) AS pkind, max(pname) FILTER (WHERE ${held}) AS pname,
-            max(dpname) FILTER (WHERE ${held}) AS dpname
-          FROM ${SHARED}.tw_ct_span GROUP BY pid)`);
-      const device = allDev ? `TRY_CAST(s.${ARG('device')} AS INTEGER)` : 'd.dev_index';
-      await store.run(`CREATE OR REPLACE VIEW ${SHARED}.tw_ct_k AS
-        SELECT s.*, ${device} AS device, d.pkind AS dkind, d.pname AS dname, d.dpname AS ddpname,
-          coalesce(TRY_CAST(s.${ARG('stream')} AS INTEGER), TRY_CAST(s.tid AS INTEGER)) AS queue,
-          ${ns('s.ts')} AS s_ns, ${ns('s.te')} AS e_ns
-        FROM ${SHARED}.tw_ct_span s LEFT JOIN ${SHARED}.tw_ct_dev d ON d.pid IS NOT DISTINCT FROM s.pid`);
-      // kind and name from the trace's own metadata: the process's name/labels, and deviceProperties[id = args.device, else pid].name
-      const devices = await store.query({ device: 'number', kind: 'string?', name: 'string?', model: 'string?', pid: 'string?', kernels: 'number' },
-        `SELECT k.device, max(k.dkind) AS kind, max(k.dname) AS name, coalesce(max(dp.name), max(k.ddpname)) AS model, min(k.pid) AS pid,
-            count(*) FILTER (WHERE k.class = 'kernel')::INTEGER AS kernels
-          FROM ${SHARED}.tw_ct_k k LEFT JOIN tw_ct_devprop dp ON ${allDev ? 'dp.id = k.device::VARCHAR' : 'false'}
-          WHERE k.class IN ('kernel', 'copy', 'sync') AND k.device IS NOT NULL GROUP BY k.device ORDER BY k.device`);
-      await insertDevices(store, devices.map((d) => {
-        const kind: DeviceKind = opts.deviceKind ?? (d.kind === 'npu' || d.kind === 'gpu' || d.kind === 'other' ? d.kind : 'gpu');
-        const where = d.name ?? (d.pid !== null ? `pid ${d.pid}` : null);
-        const name = d.model !== null && where !== null && where !== d.model ? `${d.model} (${where})` : d.model ?? where;
-        if (kind === 'other' && !opts.deviceKind) {
-          diags.push({ severity: 'info', code: 'other-device', message: traceMessages.otherDevice(d.device, name ?? `device ${d.device}`, d.kernels) });
+        // ---- spans: X, and B/E paired per (pid, tid) by nesting depth ----
+        opts.onProgress?.('pairing spans');
+        const props = deviceProperties(meta('deviceProperties'));
+        await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_devprop (id VARCHAR, name VARCHAR)`);
+        if (props.length > 0) {
+          await store.run(`INSERT INTO tw_ct_devprop VALUES ${props.map((p) => `(${sqlString(p.id)}, ${p.name === null ? 'NULL' : sqlString(p.name)})`).join(', ')}`);
         }
-        return { capture_id: captureId, device: d.device, kind, name, time_base: timeSource };
-      }));
-
-      opts.onProgress?.('loading tables');
-      const grid = (i: 0 | 1 | 2) => `TRY_CAST(${ARG(`grid[${i}]`)} AS UINTEGER)`;
-      // copies/memsets and sync markers keep their device and stream; a sync marker's stream is the one it is on,
-      // else the one it waits on (Event Sync, Context Sync: stream -1). A zero-length host span is valid (a call or
-      // wait shorter than the trace's resolution: Kineto writes whole microseconds); only a negative one is not
-      const stream = (k: ArgField) => `CASE WHEN TRY_CAST(${ARG(k)} AS BIGINT) >= 0 THEN TRY_CAST(${ARG(k)} AS INTEGER) END`;
-      // (the host spans written while scanning and the routed events are in by now: what is left is the spans that
-      // needed the whole trace, kernels among them.)
-      // two lanes (host spans, instants, counters, staged raw events | kernels, routed raw events when inserted late) when the smaller
-      // has half the rows of the larger or more: 174 MB Kineto (331k host spans | 40k kernels, 171k flows), 5
-      // alternating runs, 0.3-1.1 s faster each, ~0.5 s less CPU; a B/E trace (1M host spans | nothing), 1.2-1.7 s
-      // slower in 2 of 3. Each table is written by one statement on one connection: host_events split in two
-      // halves written at once took 0.4 s less to insert and 0.5 s more to checkpoint
-      const spans = (await store.query({ kernels: 'number', host: 'number' },
-        `SELECT count(*) FILTER (WHERE class = 'kernel')::INTEGER AS kernels, count(*) FILTER (WHERE class <> 'kernel')::INTEGER AS host FROM ${SHARED}.tw_ct_span`))[0]!;
-      const late = !streamOn || process.env['TICKWISE_CHROME_ROUTED_LATE'] === '1' ? routed : null;
-      await routedDone;
-      const laneB = spans.kernels + (late?.records ?? 0);
-      const hostRows = spans.host + directRows; // (the direct B's, written: the lanes weighed as before them)
-      await twoLanes(store, Math.min(laneB, hostRows) >= 0.5 * Math.max(laneB, hostRows) && Math.max(laneB, hostRows) >= LANE_MIN_ROWS, async (a) => {
-        // not sorted by line: the span table's LEFT JOINs leave a few rows of a chunk late (18 of 332k in a 174 MB
-        // Kineto trace), and sorting these wide rows cost 2.5 s and 280 MB more RSS on a 1 GB trace
-        await a.run(`INSERT INTO host_events
-          SELECT ${captureId}, CASE WHEN class IN ('copy', 'sync') THEN device END,
-            CASE WHEN class = 'copy' THEN queue WHEN class = 'sync' THEN coalesce(${stream('stream')}, ${stream('wait_on_stream')}) END,
-            CASE WHEN class IN ('copy', 'sync') THEN lcat ELSE 'slice' END, cat, name,
-            TRY_CAST(${ARG('correlation')} AS UBIGINT), NULL, NULL, NULL, TRY_CAST(tid AS BIGINT),
-            s_ns, e_ns, e_ns - s_ns, '${timeSource}', s_ns IS NOT NULL AND e_ns IS NOT NULL AND e_ns >= s_ns,
-            ${HOST_ARGS}, line
-          FROM ${SHARED}.tw_ct_k WHERE class <> 'kernel'`);
-        await a.run(`INSERT INTO host_events
-          SELECT ${captureId}, NULL, NULL, 'instant', cat, name, NULL, NULL, NULL, NULL, TRY_CAST(tid AS BIGINT),
-            ${ns('_ts', true)} AS s_ns, s_ns, 0, '${timeSource}', s_ns IS NOT NULL, ${HOST_ARGS}, _line
-          FROM tw_ct_rest WHERE ph IN ('i', 'I', 'R')`);
-        await a.run(`INSERT INTO metric_samples
-          SELECT ${captureId}, NULL, NULL, NULL, name || CASE WHEN k = 'value' THEN '' ELSE '.' || k END, NULL, 'chrome_counter',
-            ${ns('_ts', true)} AS t_ns, t_ns, TRY_CAST(args->>k AS DOUBLE), _line
-          FROM (SELECT *, unnest(json_keys(args)) AS k FROM tw_ct_rest WHERE ph = 'C' AND args IS NOT NULL) ORDER BY _line`);
-
-        // ---- what has no table: metadata, flows, async, objects, unmatched E, events without ph ----
-        await a.run(`CREATE OR REPLACE TEMP TABLE tw_ct_raw AS
-          SELECT rec, _line, coalesce(ph, '?') AS ph FROM tw_ct_rest
-          WHERE ph IS NULL OR ph NOT IN ('X', 'B', 'E', 'i', 'I', 'R', 'C')
-             OR ${unmatchedEnd}
-             OR (ph = 'C' AND args IS NULL)
-          ORDER BY rec`);
-        const rawCount = await a.count('tw_ct_raw');
-        if (rawCount > 0) {
-          // only those events' staged records are read again (by their index: one source line can hold every
-          // event of a minified trace), and turned back into the source's text here, not in SQL
-          // tw_ct_raw is sorted by rec (the NOT IN is a join, whose output need not keep the scan's order: unsorted, 41k
-          // of 171k raw events of a 174 MB Kineto trace were stored with another event's text), and so are the texts
-          // appended: rows pair by position
-          const recs = await a.numbers('SELECT rec FROM tw_ct_raw');
-          await a.run('CREATE OR REPLACE TEMP TABLE tw_ct_rawj (j JSON)');
-          let appended = 0;
-          await pickRecords(scan.parts[0]!, scan.ends[0]!, recs, async (texts) => {
-            appended += await a.appendTemp('tw_ct_rawj', texts.map((t) => [sourceJsonText(t, EXACT)]));
-          });
-          if (appended !== recs.length) throw new Error(`internal: ${appended} raw events read back of ${recs.length}`);
-          await a.run(`INSERT INTO raw_records SELECT ${captureId}, 'chrome:' || r.ph, r._line, j.j FROM tw_ct_raw r POSITIONAL JOIN tw_ct_rawj j`);
+        // a process's device kind judged once per process (three regexps), not once per event. Every pid of a span
+        // gets a row, NULL but for its pid where the trace has no metadata for it: DuckDB's LEFT JOIN emits a chunk's
+        // unmatched rows after its matched ones, so spans of a pid without a row landed out of file order
+        await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_proc AS
+          SELECT *, ${KIND_OF('coalesce(pname, \'\') || \' \' || coalesce(plabels, \'\') || \' \' || coalesce(dpname, \'\')', 'is_dev_id')} AS pkind FROM (
+          SELECT p.pid, p.pname, p.plabels, CASE WHEN p.meta THEN dp.name END AS dpname, CASE WHEN p.meta THEN dp.id IS NOT NULL END AS is_dev_id FROM (
+            SELECT pid, bool_or(ph = 'M') AS meta, max(CASE WHEN ph = 'M' AND name = 'process_name' THEN args->>'name' END) AS pname,
+              max(CASE WHEN ph = 'M' AND name = 'process_labels' THEN args->>'labels' END) AS plabels
+            FROM tw_ct WHERE ph IN ('M', 'X', 'B') GROUP BY pid) p
+          LEFT JOIN tw_ct_devprop dp ON dp.id = p.pid)`);
+        // B/E pairs per (pid, tid), as a stack over the thread's events in time order (file order among equal
+        // times) pairs them: an E closes the innermost open B, an E with none open pairs with nothing. With the
+        // nesting depth (B +1, E -1), a B's level is the depth after it and an E's the depth before it; the E
+        // that closes a B is the next event of the B's level, and only that one can be (the events between lie
+        // deeper), so each B takes its `lead` at its level when that is an E. The depth from two row numbers, n
+        // in the thread and m among its own kind: after a B, 2m - n; before an E, n - 2m + 1 (a running sum
+        // took 0.7 s more for 1M pairs; rank-matching B's and E's per level, two more windows and a join)
+        const paired = scan.paired?.[0] ?? null;
+        if (paired !== null && process.env['TICKWISE_TRACE_SCAN']) process.stderr.write(`tw-jsonscan: ${paired.pairs} B/E pairs from the scan\n`);
+        // the scan's pairs are a stack per thread over its events in time order: the same pairs, without sorting 2 M events three times
+        if (paired !== null) {
+          await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_pair (b_rec BIGINT, e_rec BIGINT, e_ns HUGEINT)`);
+          if (paired.pairs > 0) {
+            await store.run(`INSERT INTO tw_ct_pair SELECT b_rec, e_rec, ${nsText.of('_ts')} FROM read_csv(${sqlString(paired.path)}, delim = '\t', header = false,
+              quote = '', escape = '', auto_detect = false, columns = {'b_rec': 'BIGINT', 'e_rec': 'BIGINT', '_ts': 'VARCHAR'})`);
+          }
+        } else await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_pair AS
+          SELECT rec AS b_rec, e_rec, e_ns FROM (
+            SELECT rec, is_b, lead(rec) OVER w AS e_rec, lead(is_b) OVER w AS e_is_b, lead(ts_ns) OVER w AS e_ns FROM (
+              SELECT rec, is_b, pid, tid, ts_ns, CASE WHEN is_b THEN 2 * m - n ELSE n - 2 * m + 1 END AS level FROM (
+                SELECT rec, is_b, pid, tid, ts_ns, row_number() OVER (PARTITION BY pid, tid ORDER BY ts_ns, rec) AS n,
+                  row_number() OVER (PARTITION BY pid, tid, is_b ORDER BY ts_ns, rec) AS m
+                FROM (SELECT rec, ph = 'B' AS is_b, pid, tid, ${nsText.of('_ts')} AS ts_ns FROM tw_ct WHERE ph IN ('B', 'E'))
+                WHERE ts_ns IS NOT NULL))
+            WINDOW w AS (PARTITION BY pid, tid, level ORDER BY ts_ns, rec))
+          WHERE is_b AND NOT e_is_b`);
+        // each staged time is converted once, in the innermost select: DuckDB does not share a conversion between
+        // the expressions that use it (5 of the start's), and sharing them saved 60 ms on the 375k spans of a 174 MB trace
+        // the spans, their devices and the view over both live in an attached in-memory database, not in TEMP tables
+        // (which are this connection's own): the final inserts below run on two connections at once
+        await store.run(`DETACH DATABASE IF EXISTS ${SHARED}`);
+        await store.run(`ATTACH ':memory:' AS ${SHARED}`);
+        const cats = await store.query({ lcat: 'string', cls: 'string' },
+          `SELECT lcat, ${CAT_CLASS} AS cls FROM (SELECT DISTINCT lower(coalesce(cat, '')) AS lcat FROM tw_ct WHERE ph IN ('X', 'B')) ORDER BY lcat`);
+        // TICKWISE_CHROME_CAT_LOOKUP=0 judges every span (to compare; the rows are the same)
+        const lookUp = cats.length <= MAX_LOOKED_UP_CATS && process.env['TICKWISE_CHROME_CAT_LOOKUP'] !== '0';
+        const catClass = lookUp ? `CASE lcat ${cats.map((c) => `WHEN ${sqlString(c.lcat)} THEN '${c.cls}'`).join(' ')} END` : CAT_CLASS;
+        // Paired B events go to host_events straight from the stage and their pairs, not through the span table, when
+        // of a host category, or of one whose class is the process's ('device') on a process that is no device's. A
+        // B/E trace: ~1M spans were copied whole into the span table, args and all, then read back (0.7 s, ~100 MB).
+        // Only those whose row is plain: an end not before the start, both within BIGINT after the shift (no
+        // diagnostic of the span table's can be theirs); the others, and every X, take the span table. They are stored
+        // first, in file order, then the span table's host spans (X events among them, which stay one run in file
+        // order). TICKWISE_CHROME_DIRECT=0 sends them all through the span table, to compare (the rows are the same)
+        const catsOf = (cls: string) => (lookUp ? cats.filter((c) => c.cls === cls).map((c) => sqlString(c.lcat)) : []);
+        const hostCats = catsOf('host');
+        const deviceCats = catsOf('device');
+        const directOn = hostCats.length + deviceCats.length > 0 && process.env['TICKWISE_CHROME_DIRECT'] !== '0';
+        // which ones, over a B's start and end (HUGEINT ns: its staged ts, its pair's e_ns) and its process's kind
+        // (`pr`, tw_ct_proc)
+        const inCats = (list: string[]) => (list.length === 0 ? 'false' : `lower(coalesce(c.cat, '')) IN (${list.join(', ')})`);
+        const direct = (ts: string, te: string) => `(${inCats(hostCats)} OR (${inCats(deviceCats)} AND pr.pkind IS NULL))
+          AND ${te} >= ${ts} AND ${ns(ts)} IS NOT NULL AND ${ns(te)} IS NOT NULL`;
+        // a kernel's args are read only for the fields of `ax` (made here): the table does not keep them (a Kineto
+        // kernel's args are ~1 KB: 43k kernels' copied in and read past by every statement after)
+        const spanClass = `CASE WHEN cc = 'device' THEN CASE WHEN pkind IS NOT NULL THEN 'kernel' ELSE 'host' END ELSE cc END`;
+        await store.run(`CREATE OR REPLACE TABLE ${SHARED}.tw_ct_span AS SELECT * EXCLUDE (cc, args),
+            ${spanClass} AS class, CASE WHEN ${spanClass} <> 'kernel' THEN args END AS args FROM (
+          SELECT line, ph, pid, tid, name, cat, args, ax, ts, ${cats.length === 0 ? "'host'" : catClass} AS cc,
+            CASE WHEN ph = 'X' THEN ${nsText.sum('_ts', '_dur', 'ts', 'dur')} ELSE e_ns END AS te,
+            CASE WHEN ph = 'X' THEN dur ELSE e_ns - ts END AS src_dur,
+            _ts IS NULL OR ts IS NULL AS no_ts, ph = 'X' AND (_dur IS NULL OR dur IS NULL) AS no_dur,
+            ph = 'B' AND b_rec IS NULL AND ts IS NOT NULL AS unmatched,
+            pkind, pname, dpname, lcat
+          FROM (
+            SELECT c._line AS line, c.ph, c.pid, c.tid, c.name, c.cat, c.args, ${ARG_FIELDS('c.args')} AS ax, c._ts, c._dur,
+              ${nsText.of('c._ts')} AS ts, ${nsText.of('c._dur')} AS dur, p.e_ns, p.b_rec,
+              pr.pkind, coalesce(pr.plabels, pr.pname) AS pname, pr.dpname, lower(coalesce(c.cat, '')) AS lcat
+            FROM tw_ct c LEFT JOIN tw_ct_pair p ON p.b_rec = c.rec LEFT JOIN tw_ct_proc pr ON pr.pid IS NOT DISTINCT FROM c.pid
+            WHERE c.ph IN ('X', 'B')${directOn ? ` AND NOT coalesce(c.ph = 'B' AND ${direct(nsText.of('c._ts'), 'p.e_ns')}, false)` : ''}))`);
+        // the host spans written while scanning are shifted now, before any other row of this capture is in
+        // host_events (the host lane's committed by then: its commit ran beside the statements above)
+        const shifted = await streamer.shift(shift);
+        for (const write of clockRows) await write();
+        let directRows = 0;
+        if (directOn) {
+          directRows = Number(await store.scalar(`INSERT INTO host_events
+            SELECT ${captureId}, NULL, NULL, 'slice', cat, name, TRY_CAST(json_extract_string(args, '$.correlation') AS UBIGINT), NULL, NULL, NULL,
+              TRY_CAST(tid AS BIGINT), s_ns, e_ns, e_ns - s_ns, '${timeSource}', true, ${HOST_ARGS}, _line
+            FROM (SELECT *, ${ns('ts')} AS s_ns, ${ns('te')} AS e_ns FROM (
+                SELECT c.*, ${nsText.of('c._ts')} AS ts, p.e_ns AS te FROM tw_ct c JOIN tw_ct_pair p ON p.b_rec = c.rec WHERE c.ph = 'B') c
+              LEFT JOIN tw_ct_proc pr ON pr.pid IS NOT DISTINCT FROM c.pid
+              WHERE ${direct('ts', 'te')})`));
         }
-      }, async (b) => {
-        await b.run(`INSERT INTO dispatches
-          SELECT ${captureId}, device, queue, NULL, NULL, NULL, TRY_CAST(${ARG('correlation')} AS UBIGINT), NULL, NULL, coalesce(name, 'unknown'),
-            s_ns, e_ns, e_ns - s_ns, NULL, NULL, TRY_CAST(src_dur AS BIGINT), '${timeSource}',
-            s_ns IS NOT NULL AND e_ns IS NOT NULL AND e_ns > s_ns, ${grid(0)}, ${grid(1)}, ${grid(2)}, NULL, line
-          FROM ${SHARED}.tw_ct_k WHERE class = 'kernel' ORDER BY line`);
-        if (late !== null && late.records > 0) await insertRouted(b, captureId, late.path, src.displayPath);
-      });
-      await eventDiagnostics(store, captureId, diags, nsText, shifted);
+        // the span table holds every X and B event: when the stage's other events (instants, counters, metadata, E's,
+        // events without ph) are few, they are kept with their index and the stage is dropped before the final inserts,
+        // which held both (the staged events are ~126 MB in DuckDB for a 174 MB Kineto trace, 99% spans). When they are
+        // many (a B/E trace: half its events are E's), copying them cost more than the memory saved (0.42 s for 1M E's)
+        // and the stage stays, read through a view. TICKWISE_CHROME_KEEP_STAGE=1 always keeps it, to compare
+        // (and whether every E closes a B: then none is unmatched, and the raw events' query needs no anti-join of
+        // the E's against the pairs, 250 ms for 1M of them)
+        const { staged, spanned, ends, paired: pairedEnds } = (await store.query({ staged: 'number', spanned: 'number', ends: 'number', paired: 'number' },
+          `SELECT (SELECT count(*) FROM tw_ct)::BIGINT AS staged, (SELECT count(*) FROM ${SHARED}.tw_ct_span)::BIGINT AS spanned,
+            (SELECT count(*) FILTER (WHERE ph = 'E') FROM tw_ct)::BIGINT AS ends, (SELECT count(*) FROM tw_ct_pair)::BIGINT AS paired`))[0]!;
+        const unmatchedEnd = ends === pairedEnds ? 'false' : `(ph = 'E' AND rec NOT IN (SELECT e_rec FROM tw_ct_pair))`;
+        const rest = `SELECT * FROM tw_ct WHERE ph IS NULL OR ph NOT IN ('X', 'B')`;
+        if (process.env['TICKWISE_CHROME_KEEP_STAGE'] !== '1' && staged - spanned - directRows <= staged * REST_TO_DROP) {
+          await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_rest AS ${rest}`);
+          await store.run('DROP TABLE tw_ct');
+        } else await store.run(`CREATE OR REPLACE TEMP VIEW tw_ct_rest AS ${rest}`);
 
-      const traceSchema = unquote(meta('schemaVersion'));
-      if (traceSchema !== undefined) await insertCondition(store, captureId, 'trace.schema_version', traceSchema);
-      const schemaVersion = Number(unquote(meta('schemaVersion')));
-      await insertCapture(store, {
-        // captures.schema_version is an INTEGER: another value (2^64-1, 1.5) is kept only as the condition's text above
-        capture_id: captureId, path: src.displayPath, format: 'chrome-trace', schema_version: Number.isInteger(schemaVersion) && Math.abs(schemaVersion) <= 2147483647 ? schemaVersion : null,
-        sha256: await sha, size_bytes: src.sizeBytes, producer: kineto ? 'PyTorch profiler (Kineto) Chrome trace' : 'Chrome trace JSON',
-        label: opts.label ?? baseName(src.displayPath), timeline, record_count: records,
-      });
-      const dispatches = await store.count('dispatches', `WHERE capture_id = ${captureId}`);
-      if (dispatches === 0) {
-        const what = devices.length > 0 ? 'its devices hold copies or sync markers only' : 'no kernel (cat "kernel") and no span on a device process (GPU, NPU, MTIA, deviceProperties id)';
-        diags.push({ severity: 'error', code: 'no-dispatches', message: traceMessages.noDispatches(what) });
+        // ---- devices: one per process holding kernels (args.device when every kernel has one) ----
+        const allDev = Number(await store.scalar(`SELECT count(*) FILTER (WHERE TRY_CAST(${ARG('device')} AS INTEGER) IS NULL) FROM ${SHARED}.tw_ct_span WHERE class = 'kernel'`)) === 0;
+        // a row per pid of a span: a device index, kind and names for the pids holding kernels, copies or sync markers,
+        // NULL for the others. The others have a row too: the inserts below read the spans through this lookup, and
+        // spans that matched no row came out of file order (90 of 332k in a 174 MB Kineto trace, differently each import)
+        const held = `class IN ('kernel', 'copy', 'sync')`;
+        await store.run(`CREATE OR REPLACE TABLE ${SHARED}.tw_ct_dev AS
+          SELECT pid, CASE WHEN dev THEN (dense_rank() OVER (PARTITION BY dev ORDER BY TRY_CAST(pid AS BIGINT) NULLS LAST, pid) - 1)::INTEGER END AS dev_index,
+            pkind, pname, dpname FROM (
+            SELECT pid, bool_or(${held}) AS dev, max(pkind) FILTER (WHERE ${held}) AS pkind, max(pname) FILTER (WHERE ${held}) AS pname,
+              max(dpname) FILTER (WHERE ${held}) AS dpname
+            FROM ${SHARED}.tw_ct_span GROUP BY pid)`);
+        const device = allDev ? `TRY_CAST(s.${ARG('device')} AS INTEGER)` : 'd.dev_index';
+        await store.run(`CREATE OR REPLACE VIEW ${SHARED}.tw_ct_k AS
+          SELECT s.*, ${device} AS device, d.pkind AS dkind, d.pname AS dname, d.dpname AS ddpname,
+            coalesce(TRY_CAST(s.${ARG('stream')} AS INTEGER), TRY_CAST(s.tid AS INTEGER)) AS queue,
+            ${ns('s.ts')} AS s_ns, ${ns('s.te')} AS e_ns
+          FROM ${SHARED}.tw_ct_span s LEFT JOIN ${SHARED}.tw_ct_dev d ON d.pid IS NOT DISTINCT FROM s.pid`);
+        // kind and name from the trace's own metadata: the process's name/labels, and deviceProperties[id = args.device, else pid].name
+        const devices = await store.query({ device: 'number', kind: 'string?', name: 'string?', model: 'string?', pid: 'string?', kernels: 'number' },
+          `SELECT k.device, max(k.dkind) AS kind, max(k.dname) AS name, coalesce(max(dp.name), max(k.ddpname)) AS model, min(k.pid) AS pid,
+              count(*) FILTER (WHERE k.class = 'kernel')::INTEGER AS kernels
+            FROM ${SHARED}.tw_ct_k k LEFT JOIN tw_ct_devprop dp ON ${allDev ? 'dp.id = k.device::VARCHAR' : 'false'}
+            WHERE k.class IN ('kernel', 'copy', 'sync') AND k.device IS NOT NULL GROUP BY k.device ORDER BY k.device`);
+        await insertDevices(store, devices.map((d) => {
+          const kind: DeviceKind = opts.deviceKind ?? (d.kind === 'npu' || d.kind === 'gpu' || d.kind === 'other' ? d.kind : 'gpu');
+          const where = d.name ?? (d.pid !== null ? `pid ${d.pid}` : null);
+          const name = d.model !== null && where !== null && where !== d.model ? `${d.model} (${where})` : d.model ?? where;
+          if (kind === 'other' && !opts.deviceKind) {
+            diags.push({ severity: 'info', code: 'other-device', message: traceMessages.otherDevice(d.device, name ?? `device ${d.device}`, d.kernels) });
+          }
+          return { capture_id: captureId, device: d.device, kind, name, time_base: timeSource };
+        }));
+
+        opts.onProgress?.('loading tables');
+        const grid = (i: 0 | 1 | 2) => `TRY_CAST(${ARG(`grid[${i}]`)} AS UINTEGER)`;
+        // copies/memsets and sync markers keep their device and stream; a sync marker's stream is the one it is on,
+        // else the one it waits on (Event Sync, Context Sync: stream -1). A zero-length host span is valid (a call or
+        // wait shorter than the trace's resolution: Kineto writes whole microseconds); only a negative one is not
+        const stream = (k: ArgField) => `CASE WHEN TRY_CAST(${ARG(k)} AS BIGINT) >= 0 THEN TRY_CAST(${ARG(k)} AS INTEGER) END`;
+        // (the host spans written while scanning and the routed events are in by now: what is left is the spans that
+        // needed the whole trace, kernels among them.)
+        // two lanes (host spans, instants, counters, staged raw events | kernels, routed raw events when inserted late) when the smaller
+        // has half the rows of the larger or more: 174 MB Kineto (331k host spans | 40k kernels, 171k flows), 5
+        // alternating runs, 0.3-1.1 s faster each, ~0.5 s less CPU; a B/E trace (1M host spans | nothing), 1.2-1.7 s
+        // slower in 2 of 3. Each table is written by one statement on one connection: host_events split in two
+        // halves written at once took 0.4 s less to insert and 0.5 s more to checkpoint
+        const spans = (await store.query({ kernels: 'number', host: 'number' },
+          `SELECT count(*) FILTER (WHERE class = 'kernel')::INTEGER AS kernels, count(*) FILTER (WHERE class <> 'kernel')::INTEGER AS host FROM ${SHARED}.tw_ct_span`))[0]!;
+        const late = !streamOn || process.env['TICKWISE_CHROME_ROUTED_LATE'] === '1' ? routed : null;
+        await routedDone;
+        const laneB = spans.kernels + (late?.records ?? 0);
+        const hostRows = spans.host + directRows; // (the direct B's, written: the lanes weighed as before them)
+        await twoLanes(store, Math.min(laneB, hostRows) >= 0.5 * Math.max(laneB, hostRows) && Math.max(laneB, hostRows) >= LANE_MIN_ROWS, async (a) => {
+          // not sorted by line: the span table's LEFT JOINs leave a few rows of a chunk late (18 of 332k in a 174 MB
+          // Kineto trace), and sorting these wide rows cost 2.5 s and 280 MB more RSS on a 1 GB trace
+          await a.run(`INSERT INTO host_events
+            SELECT ${captureId}, CASE WHEN class IN ('copy', 'sync') THEN device END,
+              CASE WHEN class = 'copy' THEN queue WHEN class = 'sync' THEN coalesce(${stream('stream')}, ${stream('wait_on_stream')}) END,
+              CASE WHEN class IN ('copy', 'sync') THEN lcat ELSE 'slice' END, cat, name,
+              TRY_CAST(${ARG('correlation')} AS UBIGINT), NULL, NULL, NULL, TRY_CAST(tid AS BIGINT),
+              s_ns, e_ns, e_ns - s_ns, '${timeSource}', s_ns IS NOT NULL AND e_ns IS NOT NULL AND e_ns >= s_ns,
+              ${HOST_ARGS}, line
+            FROM ${SHARED}.tw_ct_k WHERE class <> 'kernel'`);
+          await a.run(`INSERT INTO host_events
+            SELECT ${captureId}, NULL, NULL, 'instant', cat, name, NULL, NULL, NULL, NULL, TRY_CAST(tid AS BIGINT),
+              ${ns('_ts', true)} AS s_ns, s_ns, 0, '${timeSource}', s_ns IS NOT NULL, ${HOST_ARGS}, _line
+            FROM tw_ct_rest WHERE ph IN ('i', 'I', 'R')`);
+          await a.run(`INSERT INTO metric_samples
+            SELECT ${captureId}, NULL, NULL, NULL, name || CASE WHEN k = 'value' THEN '' ELSE '.' || k END, NULL, 'chrome_counter',
+              ${ns('_ts', true)} AS t_ns, t_ns, TRY_CAST(args->>k AS DOUBLE), _line
+            FROM (SELECT *, unnest(json_keys(args)) AS k FROM tw_ct_rest WHERE ph = 'C' AND args IS NOT NULL) ORDER BY _line`);
+
+          // ---- what has no table: metadata, flows, async, objects, unmatched E, events without ph ----
+          await a.run(`CREATE OR REPLACE TEMP TABLE tw_ct_raw AS
+            SELECT rec, _line, coalesce(ph, '?') AS ph FROM tw_ct_rest
+            WHERE ph IS NULL OR ph NOT IN ('X', 'B', 'E', 'i', 'I', 'R', 'C')
+               OR ${unmatchedEnd}
+               OR (ph = 'C' AND args IS NULL)
+            ORDER BY rec`);
+          const rawCount = await a.count('tw_ct_raw');
+          if (rawCount > 0) {
+            // only those events' staged records are read again (by their index: one source line can hold every
+            // event of a minified trace), and turned back into the source's text here, not in SQL
+            // tw_ct_raw is sorted by rec (the NOT IN is a join, whose output need not keep the scan's order: unsorted, 41k
+            // of 171k raw events of a 174 MB Kineto trace were stored with another event's text), and so are the texts
+            // appended: rows pair by position
+            const recs = await a.numbers('SELECT rec FROM tw_ct_raw');
+            await a.run('CREATE OR REPLACE TEMP TABLE tw_ct_rawj (j JSON)');
+            let appended = 0;
+            await pickRecords(scan.parts[0]!, scan.ends[0]!, recs, async (texts) => {
+              appended += await a.appendTemp('tw_ct_rawj', texts.map((t) => [sourceJsonText(t, EXACT)]));
+            });
+            if (appended !== recs.length) throw new Error(`internal: ${appended} raw events read back of ${recs.length}`);
+            await a.run(`INSERT INTO raw_records SELECT ${captureId}, 'chrome:' || r.ph, r._line, j.j FROM tw_ct_raw r POSITIONAL JOIN tw_ct_rawj j`);
+          }
+        }, async (b) => {
+          await b.run(`INSERT INTO dispatches
+            SELECT ${captureId}, device, queue, NULL, NULL, NULL, TRY_CAST(${ARG('correlation')} AS UBIGINT), NULL, NULL, coalesce(name, 'unknown'),
+              s_ns, e_ns, e_ns - s_ns, NULL, NULL, TRY_CAST(src_dur AS BIGINT), '${timeSource}',
+              s_ns IS NOT NULL AND e_ns IS NOT NULL AND e_ns > s_ns, ${grid(0)}, ${grid(1)}, ${grid(2)}, NULL, line
+            FROM ${SHARED}.tw_ct_k WHERE class = 'kernel' ORDER BY line`);
+          if (late !== null && late.records > 0) await insertRouted(b, captureId, late.path, src.displayPath);
+        });
+        await eventDiagnostics(store, captureId, diags, nsText, shifted);
+
+        const traceSchema = unquote(meta('schemaVersion'));
+        if (traceSchema !== undefined) await insertCondition(store, captureId, 'trace.schema_version', traceSchema);
+        const schemaVersion = Number(unquote(meta('schemaVersion')));
+        await insertCapture(store, {
+          // captures.schema_version is an INTEGER: another value (2^64-1, 1.5) is kept only as the condition's text above
+          capture_id: captureId, path: src.displayPath, format: 'chrome-trace', schema_version: Number.isInteger(schemaVersion) && Math.abs(schemaVersion) <= 2147483647 ? schemaVersion : null,
+          sha256: await sha, size_bytes: src.sizeBytes, producer: kineto ? 'PyTorch profiler (Kineto) Chrome trace' : 'Chrome trace JSON',
+          label: opts.label ?? baseName(src.displayPath), timeline, record_count: records,
+        });
+        const dispatches = await store.count('dispatches', `WHERE capture_id = ${captureId}`);
+        if (dispatches === 0) {
+          const what = devices.length > 0 ? 'its devices hold copies or sync markers only' : 'no kernel (cat "kernel") and no span on a device process (GPU, NPU, MTIA, deviceProperties id)';
+          diags.push({ severity: 'error', code: 'no-dispatches', message: traceMessages.noDispatches(what) });
+        }
+        await insertDiagnostics(store, captureId, src.displayPath, diags);
+        return { capture_id: captureId, format: 'chrome-trace', records, dispatches, diagnostics: diags.length };
+      } finally {
+        await routedDone.catch(() => undefined); // (a failed import's rows are the caller's to discard: discardCapture)
+        await streamer.laneCommitted().catch(() => undefined);
+        await store.run('DROP VIEW IF EXISTS tw_ct_rest').catch(() => undefined);
+        for (const t of ['tw_ct', 'tw_ct_part', 'tw_ct_rest', 'tw_ct_rawj', 'tw_ct_devprop', 'tw_ct_proc', 'tw_ct_pair', 'tw_ct_raw']) await store.run(`DROP TABLE IF EXISTS ${t}`).catch(() => undefined);
+        await store.run(`DETACH DATABASE IF EXISTS ${SHARED}`).catch(() => undefined);
       }
-      await insertDiagnostics(store, captureId, src.displayPath, diags);
-      return { capture_id: captureId, format: 'chrome-trace', records, dispatches, diagnostics: diags.length };
     } finally {
-      await routedDone.catch(() => undefined); // (a failed import's rows are the caller's to discard: discardCapture)
-      await store.run('DROP VIEW IF EXISTS tw_ct_rest').catch(() => undefined);
-      for (const t of ['tw_ct', 'tw_ct_part', 'tw_ct_rest', 'tw_ct_rawj', 'tw_ct_devprop', 'tw_ct_proc', 'tw_ct_pair', 'tw_ct_raw']) await store.run(`DROP TABLE IF EXISTS ${t}`).catch(() => undefined);
-      await store.run(`DETACH DATABASE IF EXISTS ${SHARED}`).catch(() => undefined);
+      for (const c of opened) await c.close().catch(() => undefined);
     }
   }, earlyScanDir(src.path)); // an early scan's folder (the plan names it): see startChromeScanEarly
 }
