@@ -354,6 +354,7 @@ class HostSpanStream {
   private laneMin: Promise<bigint | null> | null = null;
   /** The lane's transaction committing. */
   private laneDone: Promise<void> | null = null;
+  /** This connection's statements run in a transaction begun before the lane's commit (see {@link commit}). */
   private aside = false;
   /** Lane parts holding rows the SQL did not take (staged after the scan). */
   private strayParts: NdjsonPart[] = [];
@@ -437,6 +438,17 @@ class HostSpanStream {
     this.laneDone = this.laneMin.then(async () => lane.run('COMMIT'));
     this.laneMin.catch(() => undefined); // awaited by looksEpoch, or through laneDone
     this.laneDone.catch(() => undefined); // awaited by laneCommitted
+  }
+
+  /**
+   * The transaction this connection's statements ran in beside the lane's
+   * commit (see {@link commit}), rolled back when the import failed before
+   * {@link shift} committed it (it wrote only temp tables and tw_ct_mem).
+   */
+  async endAside(): Promise<void> {
+    if (!this.aside) return;
+    this.aside = false;
+    await this.store.run('ROLLBACK').catch(() => undefined);
   }
 
   /** The lane's rows are in the store (its commit done; its failure thrown here). */
@@ -873,6 +885,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
       const records = scan.counts[0]! + (scan.counts[1] ?? 0) + (routed?.records ?? 0);
       if (records === 0) {
         await routedDone.catch(() => undefined);
+        await streamer.endAside();
         throw new TickwiseError('empty-input', traceMessages.noEvents(), { file: src.displayPath, line: 1 });
       }
       const meta = (k: string) => scan.captured.get(k);
@@ -1183,6 +1196,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
         await insertDiagnostics(store, captureId, src.displayPath, diags);
         return { capture_id: captureId, format: 'chrome-trace', records, dispatches, diagnostics: diags.length };
       } finally {
+        await streamer.endAside(); // (a failed import's: nothing of the store's written in it)
         await routedDone.catch(() => undefined); // (a failed import's rows are the caller's to discard: discardCapture)
         await streamer.laneCommitted().catch(() => undefined);
         await store.run('DROP VIEW IF EXISTS tw_ct_rest').catch(() => undefined);
