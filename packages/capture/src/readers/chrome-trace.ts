@@ -212,17 +212,18 @@ const SHARED = 'tw_ct_mem';
  * Runs two lists of statements: at once, `a` on this connection and `b` on a
  * second one (see Store.sibling), each on one thread, when `balanced` (each
  * has work enough to keep a core busy while the other runs); else `a` then
- * `b` on this connection with all its threads (`b` then `a` when `bFirst`). A table two threads insert
+ * `b` on this connection with all its threads. A table two threads insert
  * into is written twice (the checkpoint rewrites it: 331k host events, 1.7-2.1
  * s of CPU against 1.0 s on one thread), and two one-thread inserts side by
  * side take about as long as one two-thread insert; but one insert alone on
  * one thread takes ~1.6x as long. `TICKWISE_CHROME_LANES=1` or `2` forces one
  * way (to compare; the rows are the same).
  */
-async function twoLanes(store: Store, balanced: boolean, a: (s: Store) => Promise<void>, b: (s: Store) => Promise<void>, bFirst = false): Promise<void> {
+async function twoLanes(store: Store, balanced: boolean, a: (s: Store) => Promise<void>, b: (s: Store) => Promise<void>): Promise<void> {
   const lanes = process.env['TICKWISE_CHROME_LANES'];
   if (lanes === '1' || (lanes !== '2' && !balanced)) {
-    for (const lane of bFirst ? [b, a] : [a, b]) await lane(store);
+    await a(store);
+    await b(store);
     return;
   }
   const threads = Number(await store.scalar(`SELECT current_setting('threads')`)) || 1;
@@ -1112,9 +1113,8 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
         // else the one it waits on (Event Sync, Context Sync: stream -1). A zero-length host span is valid (a call or
         // wait shorter than the trace's resolution: Kineto writes whole microseconds); only a negative one is not
         const stream = (k: ArgField) => `CASE WHEN TRY_CAST(${ARG(k)} AS BIGINT) >= 0 THEN TRY_CAST(${ARG(k)} AS INTEGER) END`;
-        // (the host spans written while scanning are in by now, and the routed events soon: what is left is the spans
-        // that needed the whole trace, kernels among them. The routed insert is waited for before the staged raw
-        // events' (raw_records holds the routed first) and before the diagnostics read raw_records.)
+        // (the host spans written while scanning and the routed events are in by now: what is left is the spans that
+        // needed the whole trace, kernels among them.)
         // two lanes (host spans, instants, counters, staged raw events | kernels, routed raw events when inserted late) when the smaller
         // has half the rows of the larger or more: 174 MB Kineto (331k host spans | 40k kernels, 171k flows), 5
         // alternating runs, 0.3-1.1 s faster each, ~0.5 s less CPU; a B/E trace (1M host spans | nothing), 1.2-1.7 s
@@ -1123,6 +1123,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
         const spans = (await store.query({ kernels: 'number', host: 'number' },
           `SELECT count(*) FILTER (WHERE class = 'kernel')::INTEGER AS kernels, count(*) FILTER (WHERE class <> 'kernel')::INTEGER AS host FROM ${SHARED}.tw_ct_span`))[0]!;
         const late = !streamOn || process.env['TICKWISE_CHROME_ROUTED_LATE'] === '1' ? routed : null;
+        await routedDone;
         const laneB = spans.kernels + (late?.records ?? 0);
         const hostRows = spans.host + directRows; // (the direct B's, written: the lanes weighed as before them)
         await twoLanes(store, Math.min(laneB, hostRows) >= 0.5 * Math.max(laneB, hostRows) && Math.max(laneB, hostRows) >= LANE_MIN_ROWS, async (a) => {
@@ -1166,7 +1167,6 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
               appended += await a.appendTemp('tw_ct_rawj', texts.map((t) => [sourceJsonText(t, EXACT)]));
             });
             if (appended !== recs.length) throw new Error(`internal: ${appended} raw events read back of ${recs.length}`);
-            await routedDone;
             await a.run(`INSERT INTO raw_records SELECT ${captureId}, 'chrome:' || r.ph, r._line, j.j FROM tw_ct_raw r POSITIONAL JOIN tw_ct_rawj j`);
           }
         }, async (b) => {
@@ -1176,9 +1176,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
               s_ns IS NOT NULL AND e_ns IS NOT NULL AND e_ns > s_ns, ${grid(0)}, ${grid(1)}, ${grid(2)}, NULL, line
             FROM ${SHARED}.tw_ct_k WHERE class = 'kernel' ORDER BY line`);
           if (late !== null && late.records > 0) await insertRouted(b, captureId, late.path, src.displayPath);
-          // (the kernels first, on one connection, while the routed insert ends: the staged raw events wait for it)
-        }, late === null);
-        await routedDone;
+        });
         await eventDiagnostics(store, captureId, diags, nsText, shifted);
 
         const traceSchema = unquote(meta('schemaVersion'));
