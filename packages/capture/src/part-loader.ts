@@ -60,9 +60,10 @@ export function spansParts(src: { readonly sizeBytes: number; readonly compressi
  * Loads the NDJSON parts `scanJsonRecords` writes (`partBytes`, `onPart`)
  * into staging tables while the scan goes on: DuckDB parses part k while
  * the scanner writes part k + 1. A spec's parts load in order, one at a
- * time, so a table's rowid is its record's index in the spec's output; two
- * specs' parts load side by side (a reader that loads them on one
- * connection has its statements run one at a time all the same). During the scan
+ * time, so a table's rowid is its record's index in the spec's output; the
+ * parts of specs loaded on different connections load side by side (one
+ * connection's loads, of any spec, one at a time, in the order the parts
+ * come: a connection runs one statement at a time). During the scan
  * DuckDB runs one thread (the scanner has a core to itself); {@link finish}
  * gives the store its own setting back.
  *
@@ -71,8 +72,8 @@ export function spansParts(src: { readonly sizeBytes: number; readonly compressi
  * ```
  */
 export class PartLoader {
-  /** Per spec, its loads in order. */
-  private readonly chains = new Map<number, Promise<void>>();
+  /** Per connection, its loads in order. */
+  private readonly chains = new Map<Store, Promise<void>>();
   private failed: { spec: number; part: NdjsonPart; error: QueryError } | undefined;
   private threads: string | undefined;
   /** Tables whose first part is loaded (the next parts insert). */
@@ -123,7 +124,7 @@ export class PartLoader {
    */
   each(spec: number, columns: string, load: (read: string, part: NdjsonPart) => Promise<void>, on: Store = this.store): (part: NdjsonPart) => void {
     return (part) => {
-      this.chains.set(spec, (this.chains.get(spec) ?? Promise.resolve()).then(async () => {
+      this.chains.set(on, (this.chains.get(on) ?? Promise.resolve()).then(async () => {
         if (this.failed) return;
         const objectBytes = objectBytesOf(part.path, this.maxObjectBytes);
         const read = `SELECT * FROM read_json(${sqlString(part.path)}, format = 'newline_delimited', columns = {${columns}}, maximum_object_size = ${objectBytes})`;
@@ -148,7 +149,7 @@ export class PartLoader {
     };
   }
 
-  /** Every spec's loads issued so far, done (rejected when one threw beyond a QueryError). */
+  /** Every load issued so far, done (rejected when one threw beyond a QueryError). */
   private all(): Promise<void> {
     return Promise.all([...this.chains.values()]).then(() => undefined);
   }
@@ -165,9 +166,9 @@ export class PartLoader {
       this.created.clear();
       this.failed = undefined;
     });
-    // every spec's next part waits for the undoing
-    for (const spec of [...this.chains.keys()]) this.chains.set(spec, undo);
-    if (this.chains.size === 0) this.chains.set(0, undo);
+    // every connection's next load waits for the undoing
+    for (const on of [...this.chains.keys()]) this.chains.set(on, undo);
+    if (this.chains.size === 0) this.chains.set(this.store, undo);
   }
 
   /** Waits for every load issued, whatever happened (for a `finally`: nothing is left running on the store). */

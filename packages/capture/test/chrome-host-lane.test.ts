@@ -334,4 +334,35 @@ describe('the Chrome host lane', () => {
       expect(one.rows, fraction).toBe(a.rows);
     }
   });
+
+  it('a part DuckDB refuses while the lane loads on its own connection: one error with its line, nothing left, the store usable after', { timeout: 120_000 }, async () => {
+    vi.stubEnv('TICKWISE_JSONSCAN', BIN!);
+    vi.stubEnv('TICKWISE_CHROME_STREAM', '1');
+    const ev: string[] = [];
+    for (let i = 0; i < 60_000; i++) {
+      ev.push(i % 2 === 0 ? `{"ph":"X","cat":"cpu_op","name":"mm","pid":1,"tid":2,"ts":${1000 + i},"dur":1,"args":{"External id":${i}}}`
+        : `{"ph":"X","cat":"kernel","name":"k","pid":7,"tid":3,"ts":${1000 + i},"dur":1,"args":{"device":0,"stream":3}}`);
+    }
+    const bad = 40_001; // a kernel (staged) whose name is not UTF-8: DuckDB refuses its part
+    const dir = tmp();
+    const file = join(dir, 'bad.json');
+    const text = Buffer.from(`{"traceEvents":[\n${ev.join(',\n')}\n]}\n`, 'utf8');
+    const at = text.indexOf('"name":"k"', text.indexOf(`"ts":${1000 + bad},`) - 80);
+    text[at + 8] = 0xff;
+    writeFileSync(file, text);
+    const store = await Store.open(':memory:');
+    try {
+      const e = await importInput(store, file).catch((x: unknown) => x);
+      expect((e as { code?: string }).code).toBe('bad-record');
+      expect((e as { line?: number }).line).toBe(bad + 2);
+      for (const t of ['host_events', 'dispatches', 'raw_records', 'captures']) expect(await store.scalar(`SELECT count(*) FROM ${t}`), t).toBe(0n);
+      // no transaction left open on the store's connection: a good trace imports after
+      const good = join(dir, 'good.json');
+      writeFileSync(good, `{"traceEvents":[\n${ev.join(',\n')}\n]}\n`);
+      await importInput(store, good);
+      expect(await store.scalar(`SELECT count(*) FROM host_events WHERE op = 'cpu_op'`)).toBe(30_000n);
+    } finally {
+      await store.close();
+    }
+  });
 });

@@ -350,6 +350,8 @@ class HostSpanStream {
   private written = 0;
   /** The parts' transaction is open (and the lane's, on its connection). */
   private open = false;
+  /** Connections whose parts' transaction a failed statement rolled back already. */
+  private readonly rolledBack = new Set<Store>();
   /** The smallest start the lane wrote (null: none), read in its transaction before it commits (see {@link commit}). */
   private laneMin: Promise<bigint | null> | null = null;
   /** The lane's transaction committing. */
@@ -402,12 +404,24 @@ class HostSpanStream {
     this.open = true;
   }
 
-  /** Both transactions rolled back (a failed statement, a failed scan). */
+  /**
+   * The parts' transaction on `conn` rolled back at once (a statement failed
+   * there: an aborted transaction refuses the next statements). The other
+   * connection's is left to {@link rollBack}: its loads may be running (the
+   * loader runs no more parts after a failure).
+   */
+  private async rollBackOn(conn: Store): Promise<void> {
+    if (!this.open || this.rolledBack.has(conn)) return;
+    this.rolledBack.add(conn);
+    await conn.run('ROLLBACK').catch(() => undefined);
+  }
+
+  /** Both transactions rolled back (a failed scan, a failed import; every load done). */
   private async rollBack(): Promise<void> {
     if (!this.open) return;
+    for (const conn of this.lane === this.store ? [this.store] : [this.store, this.lane]) await this.rollBackOn(conn);
     this.open = false;
-    await this.store.run('ROLLBACK').catch(() => undefined);
-    if (this.lane !== this.store) await this.lane.run('ROLLBACK').catch(() => undefined);
+    this.rolledBack.clear();
   }
 
   /**
@@ -467,7 +481,7 @@ class HostSpanStream {
     try {
       await this.loadPart(read, part);
     } catch (e) {
-      await this.rollBack();
+      await this.rollBackOn(this.store);
       throw e;
     }
   }
@@ -538,7 +552,7 @@ class HostSpanStream {
       if (n < part.records) this.strayParts.push(part);
       await this.noteStageHeavy(this.lane);
     } catch (e) {
-      await this.rollBack();
+      await this.rollBackOn(this.lane);
       throw e;
     }
   }
