@@ -51,6 +51,15 @@ function trace(file: string, events: number, shift = 0): void {
   writeFileSync(file, `{"traceEvents":[\n${ev.join(',\n')}\n],"baseTimeNanoseconds":1700000000000000000}\n`);
 }
 
+/** A generated trace of `events` events, streamed and natively scanned (the early scan's case); this process's scan folders before. */
+function streamedTrace(name: string, events: number): { file: string; before: string[] } {
+  vi.stubEnv('TICKWISE_JSONSCAN', BIN!);
+  vi.stubEnv('TICKWISE_CHROME_STREAM', '1');
+  const file = join(tmp(), name);
+  trace(file, events);
+  return { file, before: scanDirs() };
+}
+
 /** Every table's rows (in a fixed order) and the stored order of host_events and dispatches. */
 async function dump(file: string): Promise<string> {
   const store = await Store.open(':memory:');
@@ -83,11 +92,7 @@ describe('a scan started early', () => {
   });
 
   it('is taken over by the reader: the same store as a scan the reader starts, nothing left behind', { timeout: 120_000 }, async () => {
-    vi.stubEnv('TICKWISE_JSONSCAN', BIN!);
-    vi.stubEnv('TICKWISE_CHROME_STREAM', '1');
-    const file = join(tmp(), 'early.json');
-    trace(file, 60_000);
-    const before = scanDirs();
+    const { file, before } = streamedTrace('early.json', 60_000);
     const reference = await dump(file);
     expect(JSON.parse(reference)[2].length).toBe(15_000); // the kernels
     const said = heard();
@@ -107,11 +112,7 @@ describe('a scan started early', () => {
   });
 
   it('of another plan or another version of the file is stopped, and the reader scans afresh', { timeout: 120_000 }, async () => {
-    vi.stubEnv('TICKWISE_JSONSCAN', BIN!);
-    vi.stubEnv('TICKWISE_CHROME_STREAM', '1');
-    const file = join(tmp(), 'changed.json');
-    trace(file, 20_000);
-    const before = scanDirs();
+    const { file, before } = streamedTrace('changed.json', 20_000);
     const reference = await dump(file);
     const said = heard();
     // another time unit: another conversion in the plan
@@ -134,11 +135,7 @@ describe('a scan started early', () => {
   });
 
   it('that no reader takes is stopped and its folder removed; one the native scanner would not read never starts', { timeout: 60_000 }, async () => {
-    vi.stubEnv('TICKWISE_JSONSCAN', BIN!);
-    vi.stubEnv('TICKWISE_CHROME_STREAM', '1');
-    const file = join(tmp(), 'left.json');
-    trace(file, 20_000);
-    const before = scanDirs();
+    const { file, before } = streamedTrace('left.json', 20_000);
     await startImportEarly([file], new Map());
     const dir = earlyScanDir(file)!;
     expect(existsSync(dir)).toBe(true);
