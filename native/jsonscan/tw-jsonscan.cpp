@@ -267,6 +267,41 @@ Plan readPlan(const char *file) {
 bool isDigit(unsigned char c) { return c >= '0' && c <= '9'; }
 bool isSpace(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == 0x0b || c == 0x0c; }
 
+// Eight bytes at a time (little-endian words; the lowest set bit of a mask is the first byte that has it). Each
+// mask has the high bit of a byte set when that byte is the one asked about; bits above the first such byte may be
+// wrong (a borrow), so only "any" and "the first" are read from them.
+constexpr uint64_t kOnes = 0x0101010101010101ull, kHighs = 0x8080808080808080ull;
+inline uint64_t load8(const unsigned char *p) {
+  uint64_t w;
+  std::memcpy(&w, p, 8);
+  return w;
+}
+inline uint64_t zeroBytes(uint64_t w) { return (w - kOnes) & ~w & kHighs; }
+inline uint64_t bytesBelow(uint64_t w, unsigned char n) { return (w - kOnes * n) & ~w & kHighs; }  // n <= 128
+// a string's plain run ends at '"', '\\' or a control byte
+inline uint64_t stringStops(uint64_t w) { return zeroBytes(w ^ (kOnes * '"')) | zeroBytes(w ^ (kOnes * '\\')) | bytesBelow(w, 0x20); }
+// a byte that is not printable ASCII (below 0x20, 0x7f, 0x80 and up)
+inline uint64_t unprintable(uint64_t w) { return (w & kHighs) | zeroBytes(w ^ (kOnes * 0x7f)) | bytesBelow(w, 0x20); }
+// a == b for n bytes: keys are short, a call to memcmp costs more than the loop
+inline bool sameBytes(const char *a, const char *b, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
+}
+inline size_t firstByte(uint64_t mask) { return static_cast<size_t>(__builtin_ctzll(mask)) >> 3; }
+
+// -?digits, at most 18, no leading zero (DuckDB gives those digits back as they are written)
+bool plainIntegerAt(const char *d, size_t size) {
+  size_t i = size > 0 && d[0] == '-' ? 1 : 0;
+  size_t n = size - i;
+  if (n == 0 || n > 18 || (d[i] == '0' && (n > 1 || i == 1))) return false;
+  for (; i < size; i++) {
+    if (!isDigit(static_cast<unsigned char>(d[i]))) return false;
+  }
+  return true;
+}
+
 std::string stripZeros(const std::string &d) {
   if (d.empty()) return "0";
   size_t k = 0;
@@ -548,7 +583,9 @@ struct Tokenizer {
     if (i < end && buf[i] > ' ') return true;
     while (i < end) {
       unsigned char c = buf[i];
-      if (c == ' ' || c == '\t') {
+      if (c == ' ' && i + 8 <= end && load8(buf + i) == kOnes * ' ') {  // (a pretty-printed trace's indent)
+        i += 8;
+      } else if (c == ' ' || c == '\t') {
         i++;
       } else if (c == '\r') {
         i++;
@@ -597,7 +634,18 @@ struct Tokenizer {
     size_t i = start + 1;
     bool esc = false;
     for (;;) {
-      while (i < end && buf[i] >= 0x20 && buf[i] != '"' && buf[i] != '\\') i++;
+      for (;;) {
+        if (i + 8 > end) {
+          while (i < end && buf[i] >= 0x20 && buf[i] != '"' && buf[i] != '\\') i++;
+          break;
+        }
+        uint64_t m = stringStops(load8(buf + i));
+        if (m != 0) {
+          i += firstByte(m);
+          break;
+        }
+        i += 8;
+      }
       if (i >= end) return MORE;
       unsigned char c = buf[i];
       if (c == '"') break;
@@ -718,16 +766,85 @@ struct LaneRecord {
   }
   // a string that read_json gives back as written
   static bool plainText(const unsigned char *p, size_t n) {
-    for (size_t i = 0; i < n; i++) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      if (unprintable(load8(p + i)) != 0) return false;
+    }
+    for (; i < n; i++) {
       if (p[i] < 0x20 || p[i] > 0x7e) return false;
     }
     return true;
   }
 };
 
+// What a key of a record's own level is to its spec, found with one lookup: its exact key (the first of that name),
+// its pairing field (-1 none, 0 its kind key, i its (i-1)th group key), its host lane field (LaneRecord), whether it is the route's key.
+struct KeyRoles {
+  std::string key;
+  int exact = -1, pair = -1, lane = 0;
+  bool route = false;
+};
+
+class KeyTable {
+ public:
+  explicit KeyTable(const Spec &s) {
+    for (int &x : slot_) x = -1;
+    for (size_t k = 0; k < s.exactKeys.size(); k++) {
+      KeyRoles &r = at(s.exactKeys[k]);
+      if (r.exact < 0) r.exact = static_cast<int>(k);
+    }
+    if (s.paired) {
+      for (size_t g = s.pairing.groupKeys.size(); g-- > 0;) at(s.pairing.groupKeys[g]).pair = static_cast<int>(g + 1);
+      at(s.pairing.kindKey).pair = 0;
+    }
+    if (s.laned) {
+      const HostLane &l = s.lane;
+      // (the first of laneKey's tests that matches decides)
+      const std::pair<const std::string *, int> fields[] = {{&l.argsKey, LaneRecord::ARGS}, {&l.tidKey, LaneRecord::TID}, {&l.pidKey, LaneRecord::PID}, {&l.nameKey, LaneRecord::NAME}, {&l.catKey, LaneRecord::CAT}, {&l.kindKey, LaneRecord::KIND}};
+      for (const auto &f : fields) at(*f.first).lane = f.second;
+    }
+    if (s.routed) at(s.route.key).route = true;
+  }
+  // the roles of the key k[0, n), or null when it has none
+  const KeyRoles *find(const char *k, size_t n) const {
+    for (size_t h = hash(k, n);; h = (h + 1) & (kSlots - 1)) {
+      int i = slot_[h];
+      if (i < 0) return nullptr;
+      const KeyRoles &r = roles_[static_cast<size_t>(i)];
+      if (r.key.size() == n && sameBytes(r.key.data(), k, n)) return &r;
+    }
+  }
+
+ private:
+  static constexpr size_t kSlots = 128;
+  std::vector<KeyRoles> roles_;
+  int slot_[kSlots];
+  static size_t hash(const char *k, size_t n) {
+    size_t h = n * 131;
+    if (n > 0) h += static_cast<unsigned char>(k[0]) * 31 + static_cast<unsigned char>(k[n - 1]) * 7 + static_cast<unsigned char>(k[n / 2]);
+    return h & (kSlots - 1);
+  }
+  KeyRoles &at(const std::string &key) {
+    if (const KeyRoles *r = find(key.data(), key.size())) return roles_[static_cast<size_t>(r - roles_.data())];
+    if (roles_.size() + 1 >= kSlots / 2) fallback("a plan with too many keys");
+    size_t h = hash(key.data(), key.size());
+    while (slot_[h] >= 0) h = (h + 1) & (kSlots - 1);
+    slot_[h] = static_cast<int>(roles_.size());
+    roles_.push_back(KeyRoles{key});
+    return roles_.back();
+  }
+};
+
 class Scanner {
  public:
   explicit Scanner(const Plan &plan) : plan_(plan) {
+    keyTables_.reserve(plan.specs.size());
+    for (const Spec &s : plan.specs) {
+      keyTables_.emplace_back(s);
+      const KeyRoles *ts = s.laned ? keyTables_.back().find(s.lane.tsKey.data(), s.lane.tsKey.size()) : nullptr;
+      const KeyRoles *dur = s.laned ? keyTables_.back().find(s.lane.durKey.data(), s.lane.durKey.size()) : nullptr;
+      laneTimeKeys_.emplace_back(ts && ts->exact >= 0 ? static_cast<size_t>(ts->exact) : SIZE_MAX, dur && dur->exact >= 0 ? static_cast<size_t>(dur->exact) : SIZE_MAX);
+    }
     outs_.reserve(plan.specs.size());
     for (size_t i = 0; i < plan.specs.size(); i++) outs_.emplace_back(static_cast<int>(i), plan.specs[i]);
     exactText_.resize(plan.specs.size());
@@ -880,6 +997,10 @@ class Scanner {
   // the record being read, for its spec's pairing: field 0 its kind, 1.. its group keys (tok: 0 absent, else the
   // value's Tok, -1 a value it cannot be sure of), and its converted time text
   std::vector<std::pair<int, std::string>> pairField_;
+  std::vector<KeyTable> keyTables_;  // per spec
+  // per spec with a host lane: the exact keys (their indices) that are its ts and dur; and the strings a row is built in
+  std::vector<std::pair<size_t, size_t>> laneTimeKeys_;
+  std::string laneTs_, laneDur_, laneText_;
   std::string pairTime_;
   bool pairTimeSet_ = false;
 
@@ -966,14 +1087,6 @@ class Scanner {
     if (stack_.empty()) documentDone_ = true;
   }
 
-  int exactKeyIndex(size_t spec) const {
-    const auto &keys = plan_.specs[spec].exactKeys;
-    size_t len = t.stop - t.start - 2;
-    for (size_t k = 0; k < keys.size(); k++) {
-      if (keys[k].size() == len && std::memcmp(keys[k].data(), t.buf + t.start + 1, len) == 0) return static_cast<int>(k);
-    }
-    return -1;
-  }
 
   // The record whose `{` was just read: validated, then written as one NDJSON line; false: it needs more bytes.
   bool record(int specIndex) {
@@ -981,6 +1094,7 @@ class Scanner {
     size_t recStart = t.start;
     uint64_t recLine = t.line, recCrs = t.crs;
     bool hasExact = !plan_.specs[spec].exactKeys.empty();
+    const KeyTable &keys = keyTables_[spec];
     auto &texts = exactText_[spec];
     for (auto &e : texts) e.first = false;
     exactOrder_.clear();
@@ -1024,25 +1138,26 @@ class Scanner {
                 bodyLine = t.line;
                 bodyCrs = t.crs;
               }
+              const KeyRoles *roles = t.escaped ? nullptr : keys.find(reinterpret_cast<const char *>(t.buf) + t.start + 1, t.stop - t.start - 2);
               if (hasExact) {
                 if (t.escaped) fallback("an escaped key in a record with exact keys");
-                exact = exactKeyIndex(spec);
+                exact = roles ? roles->exact : -1;
               }
               if (pairing) {
                 if (t.escaped) {
                   pairs_[spec]->on = false;  // it might decode to one of the keys
                   pairing = nullptr;
                 } else {
-                  pairNext = pairFieldOf(*pairing, reinterpret_cast<const char *>(t.buf) + t.start + 1, t.stop - t.start - 2);
+                  pairNext = roles ? roles->pair : -1;
                   // a key seen twice: its value is not certain
                   if (pairNext >= 0 && pairField_[static_cast<size_t>(pairNext)].first != 0) pairField_[static_cast<size_t>(pairNext)].first = -1, pairNext = -1;
                 }
               }
-              if (ln.ok) laneKey(*lane, ln);
+              if (ln.ok) laneKey(roles, ln);
               if (routable) {
                 if (t.escaped) {
                   routable = false;  // it might decode to the key
-                } else if (route->key.size() == t.stop - t.start - 2 && std::memcmp(route->key.data(), t.buf + t.start + 1, route->key.size()) == 0) {
+                } else if (roles && roles->route) {
                   routeValueNext = true;
                   routeHits++;
                 }
@@ -1143,7 +1258,7 @@ class Scanner {
       if (pairing && pairKind(*pairing) != 0) pairs_[spec]->on = false;
       writeRouted(spec, recLine, bodyLine, bodyCrs, bodyStart, t.start, valueStart, valueLen);
     } else if (ln.ok && ln.hits[LaneRecord::KIND] == 1 && ln.hits[LaneRecord::CAT] == 1 && !(pairing && pairKind(*pairing) != 0)
-               && laneReady(spec, *lane, recStart) && toLane(spec, ln.field[LaneRecord::CAT].start, ln.field[LaneRecord::CAT].len)
+               && laneReady(spec, recStart) && toLane(spec, ln.field[LaneRecord::CAT].start, ln.field[LaneRecord::CAT].len)
                && writeLaneRow(spec, *lane, ln, recLine)) {
       // (written to the lane)
     } else {
@@ -1154,17 +1269,13 @@ class Scanner {
   }
 
   // A key of the record's own level, for its host lane's row.
-  void laneKey(const HostLane &l, LaneRecord &ln) {
-    const char *k = reinterpret_cast<const char *>(t.buf) + t.start + 1;
-    size_t kl = t.stop - t.start - 2;
+  void laneKey(const KeyRoles *roles, LaneRecord &ln) {
     // an escaped key might decode to one of the row's; a `_` key might repeat one the staged record appends
-    if (t.escaped || (kl > 0 && k[0] == '_')) {
+    if (t.escaped || (t.stop - t.start > 2 && t.buf[t.start + 1] == '_')) {
       ln.ok = false;
       return;
     }
-    auto is = [&](const std::string &w) { return w.size() == kl && std::memcmp(w.data(), k, kl) == 0; };
-    int f = is(l.kindKey) ? LaneRecord::KIND : is(l.catKey) ? LaneRecord::CAT : is(l.nameKey) ? LaneRecord::NAME : is(l.pidKey) ? LaneRecord::PID
-          : is(l.tidKey) ? LaneRecord::TID : is(l.argsKey) ? LaneRecord::ARGS : 0;
+    int f = roles ? roles->lane : 0;
     if (f == 0) return;
     if (++ln.hits[f] > 1) ln.ok = false;
     ln.next = f;
@@ -1189,7 +1300,7 @@ class Scanner {
     const unsigned char *text = t.buf + t.start;
     size_t len = t.stop - t.start;
     bool plainString = tok == STRING && !t.escaped && LaneRecord::plainText(text + 1, len - 2);
-    auto integer = [&]() { return tok == NUMBER && plainInteger(std::string(reinterpret_cast<const char *>(text), len)); };
+    auto integer = [&]() { return tok == NUMBER && plainIntegerAt(reinterpret_cast<const char *>(text), len); };
     bool null = tok == LITERAL && len == 4 && std::memcmp(text, "null", 4) == 0;
     if (kinds_.size() == 1) {
       int f = ln.next;
@@ -1233,7 +1344,7 @@ class Scanner {
 
   // The record (its bytes from recStart) can be a lane row: ASCII throughout, a ts and a dur, and under 1 MiB
   // (read_csv's longest line is 2 MiB unless raised, and a larger one raises its buffers).
-  bool laneReady(size_t spec, const HostLane &l, size_t recStart) const {
+  bool laneReady(size_t spec, size_t recStart) const {
     if (t.stop - recStart > (1u << 20)) return false;
     size_t i = recStart;
     for (; i + 8 <= t.stop; i += 8) {
@@ -1245,10 +1356,9 @@ class Scanner {
       if (t.buf[i] >= 0x80) return false;
     }
     bool ts = false, dur = false;
-    const Spec &s = plan_.specs[spec];
     for (size_t k : exactOrder_) {
-      ts = ts || s.exactKeys[k] == l.tsKey;
-      dur = dur || s.exactKeys[k] == l.durKey;
+      ts = ts || k == laneTimeKeys_[spec].first;
+      dur = dur || k == laneTimeKeys_[spec].second;
     }
     return ts && dur;
   }
@@ -1272,28 +1382,31 @@ class Scanner {
   bool writeLaneRow(size_t spec, const HostLane &l, const LaneRecord &ln, uint64_t recLine) {
     const Spec &s = plan_.specs[spec];
     auto &texts = exactText_[spec];
-    std::string ts, dur, text;
+    std::string &ts = laneTs_, &dur = laneDur_;
+    ts.clear();
+    dur.clear();
     for (size_t k : exactOrder_) {
-      exactValue(s, texts[k].second, text, conv_);
-      if (s.exactKeys[k] == l.tsKey) ts = conv_;
-      if (s.exactKeys[k] == l.durKey) dur = conv_;
+      exactValue(s, texts[k].second, laneText_, conv_);
+      if (k == laneTimeKeys_[spec].first) ts = conv_;
+      if (k == laneTimeKeys_[spec].second) dur = conv_;
     }
     if (!smallWhole(ts) || !smallWhole(dur)) return false;
     for (size_t k : exactOrder_) texts[k].first = false;
     exactOrder_.clear();
     const char *b = reinterpret_cast<const char *>(t.buf);
+    std::string &o = outs_[l.to].buf;
     auto raw = [&](const LaneRecord::Value &v) {  // a string's content, an integer's digits
-      return v.tok == STRING ? std::string(b + v.start + 1, v.len - 2) : std::string(b + v.start, v.len);
+      if (v.tok == STRING) o.append(b + v.start + 1, v.len - 2);
+      else o.append(b + v.start, v.len);
     };
     auto absent = [&](const LaneRecord::Value &v) { return v.tok == 0 || v.tok == LITERAL; };  // (LITERAL: null, as checked)
-    std::string &o = outs_[l.to].buf;
     appendUint(o, recLine);
     const LaneRecord::Value *f = ln.field;
     for (int i : {LaneRecord::NAME, LaneRecord::CAT, LaneRecord::PID, LaneRecord::TID}) {
       o.push_back('\t');
       if (i == LaneRecord::CAT) o.append(b + f[i].start, f[i].len);
       else if (absent(f[i])) o += "\\N";
-      else o += raw(f[i]);
+      else raw(f[i]);
     }
     o.push_back('\t');
     o += ts;
@@ -1303,7 +1416,7 @@ class Scanner {
     // the correlation: json_extract_string(args, '$.correlation'), as far as it is sure
     const LaneRecord::Value &a = f[LaneRecord::ARGS];
     if (a.tok != BEGIN_OBJECT || ln.corrHits == 0) o += "\\N";
-    else if (ln.corrHits == 1 && ln.corr.tok == NUMBER) o += raw(ln.corr);
+    else if (ln.corrHits == 1 && ln.corr.tok == NUMBER) raw(ln.corr);
     else o.push_back('?');
     o += "\t{\"pid\":";
     for (int i : {LaneRecord::PID, LaneRecord::TID}) {
@@ -1312,7 +1425,7 @@ class Scanner {
         o += "null";
       } else {
         o.push_back('"');
-        o += raw(f[i]);
+        raw(f[i]);
         o.push_back('"');
       }
     }
@@ -1358,15 +1471,6 @@ class Scanner {
     return host;
   }
 
-  // -1 the key is none of the pairing's, 0 its kind key, i its (i-1)th group key
-  static int pairFieldOf(const Pairing &p, const char *key, size_t len) {
-    auto is = [&](const std::string &k) { return k.size() == len && std::memcmp(k.data(), key, len) == 0; };
-    if (is(p.kindKey)) return 0;
-    for (size_t i = 0; i < p.groupKeys.size(); i++) {
-      if (is(p.groupKeys[i])) return static_cast<int>(i + 1);
-    }
-    return -1;
-  }
 
   // the record's kind: 1 open, 2 close, 0 neither, -1 not certain
   int pairKind(const Pairing &p) const {
@@ -1420,16 +1524,7 @@ class Scanner {
     }
   }
 
-  // -?digits, at most 18, no leading zero (DuckDB gives those digits back as they are written)
-  static bool plainInteger(const std::string &d) {
-    size_t i = !d.empty() && d[0] == '-' ? 1 : 0;
-    size_t n = d.size() - i;
-    if (n == 0 || n > 18 || (d[i] == '0' && (n > 1 || i == 1))) return false;
-    for (; i < d.size(); i++) {
-      if (!isDigit(static_cast<unsigned char>(d[i]))) return false;
-    }
-    return true;
-  }
+  static bool plainInteger(const std::string &d) { return plainIntegerAt(d.data(), d.size()); }
 
   bool keeps(const Route &r, size_t at, size_t len) const {
     for (const std::string &k : r.keep) {
@@ -1442,10 +1537,9 @@ class Scanner {
   void appendBody(std::string &o, uint64_t bodyLine, uint64_t bodyCrs, long bodyStart, size_t closeAt) const {
     size_t from = o.size();
     o.append(reinterpret_cast<const char *>(t.buf) + bodyStart, closeAt - static_cast<size_t>(bodyStart));
-    if (t.line != bodyLine || t.crs != bodyCrs) {
-      for (size_t i = from; i < o.size(); i++) {
-        if (o[i] == '\n' || o[i] == '\r') o[i] = ' ';
-      }
+    for (char c : {'\n', '\r'}) {
+      if (c == '\n' ? t.line == bodyLine : t.crs == bodyCrs) continue;
+      for (char *p = &o[from], *end = &o[0] + o.size(); (p = static_cast<char *>(std::memchr(p, c, static_cast<size_t>(end - p)))) != nullptr;) *p++ = ' ';
     }
   }
 
@@ -1483,10 +1577,46 @@ class Scanner {
     o.push_back('"');
   }
 
+  // exactValue of the common text, digits with or without a fraction, when the result is whole: what scaleDecimal
+  // (and fsToNsText) give, without their strings; false: exactValue's own way
+  static bool plainExactValue(const Spec &s, const std::string &w, std::string &text, std::string &value) {
+    size_t n = w.size(), i = 0;
+    while (i < n && isDigit(static_cast<unsigned char>(w[i]))) i++;
+    size_t intLen = i, fracLen = 0;
+    if (intLen == 0) return false;
+    if (i < n) {
+      if (w[i] != '.') return false;
+      for (i++; i < n && isDigit(static_cast<unsigned char>(w[i])); i++) fracLen++;
+      if (i < n || fracLen == 0) return false;
+    }
+    // the result's zeros after the digits: pow10 less the fraction's digits (less 6 more from fs to ns)
+    long zeros = s.convert == SCALE ? s.pow10 : s.convert == FS ? s.pow10 - 6 : 0;
+    zeros -= static_cast<long>(fracLen);
+    if (s.convert != NONE && (zeros < 0 || static_cast<long>(intLen) + s.pow10 > kMaxNsDigits)) return false;
+    text = w;
+    if (s.convert == NONE) {
+      value = w;
+      return true;
+    }
+    size_t lead = 0;
+    while (lead < n && (w[lead] == '0' || w[lead] == '.')) lead++;
+    value.clear();
+    if (lead == n) {
+      value.push_back('0');
+      return true;
+    }
+    for (size_t k = lead; k < n; k++) {
+      if (w[k] != '.') value.push_back(w[k]);
+    }
+    value.append(static_cast<size_t>(zeros), '0');
+    return true;
+  }
+
   // A record of spec, written to the NDJSON of spec `to` (itself, or its host lane).
   // An exact key's value as a record gets it: `text` the written text trimmed, `value` that converted (the spec's
   // convert); a text the fast path does not take falls back (the TypeScript scanner converts it).
   static void exactValue(const Spec &s, const std::string &written, std::string &text, std::string &value) {
+    if (plainExactValue(s, written, text, value)) return;
     // String#trim: ASCII whitespace here (a text with any other byte falls back below)
     size_t a = 0, b = written.size();
     while (a < b && isSpace(static_cast<unsigned char>(written[a]))) a++;

@@ -14,7 +14,7 @@ import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Store } from '@tickwise/store';
 import { TickwiseError, seededRng } from '@tickwise/time';
-import { importInput, openSource, scaleDecimal, scanJsonRecords, type RecordSpec, type ScanOptions, type ScanResult } from '../src/index';
+import { fsToNsText, importInput, openSource, scaleDecimal, scanJsonRecords, type RecordSpec, type ScanOptions, type ScanResult } from '../src/index';
 import { NATIVE_MIN_BYTES, nativePlan, nativeScanner, nativeScannerFor, scanNative } from '../src/json-records-native';
 import { maxRecordBytesOf } from '../src/json-records';
 import { sourceJsonText } from '../src/capture-rows';
@@ -118,6 +118,47 @@ describe('native JSON scanner vs the TypeScript scanner (seeded)', () => {
     expect(sizes[0]).toBeGreaterThanOrEqual(200);
     expect(sizes[0]).toBeLessThan(800);
     for (const s of sizes.slice(1, -1)) expect(s).toBeGreaterThanOrEqual(800);
+  });
+
+  it('converts every exact text as the TypeScript scanner does: its fast path (digits, a fraction), the texts it leaves to the full conversion, by a power of ten and through fs', async () => {
+    // the fast path's texts: zero, leading zeros, a fraction shorter than, as long as and longer than the scale
+    const plain = ['0', '7', '00', '007', '0.5', '0.000', '000.0100', '10.0', '1.25', '1.2345', '1661203462598.772', '1661203462598772',
+      '123456789012345678901234567890', '99999999999999999999999999999999999999999999999999.5'];
+    // the full conversion's: signs, exponents, spaces, a point with no digits on one side, rounding
+    const odd = ['-1.5', '-0', '1e3', '1.5E-2', ' 12 ', '1.', '.5', '1.23456789012345', '-0.0000001', '0.0000005'];
+    const isNumber = (t: string) => /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/.test(t);
+    const converts = [{ kind: 'scale', pow10: 0 }, { kind: 'scale', pow10: 3 }, { kind: 'scale', pow10: 9 },
+      { kind: 'fs', pow10: 6 }, { kind: 'fs', pow10: 9 }, { kind: 'fs', pow10: 12 }, { kind: 'fs', pow10: 15 }] as const;
+    const jsDir = tmp('tickwise-exact-js-'), natDir = tmp('tickwise-exact-nat-');
+    const opts = (dir: string, c: (typeof converts)[number]): ScanOptions => {
+      const scale = 10n ** BigInt(c.pow10);
+      return {
+        mode: 'document',
+        records: [{
+          paths: [['traceEvents', '[]']], out: join(dir, 'ev.ndjson'), exactKeys: ['ts', 'dur'],
+          convert: (_k, t) => (c.kind === 'scale' ? scaleDecimal(t, scale) : fsToNsText(scaleDecimal(t, scale))), nativeConvert: c,
+        }],
+        chunkBytes: 4096,
+      };
+    };
+    let compared = 0;
+    // the plain texts in one document (the native scan must take it); each odd text alone (one it leaves hides no other)
+    const docs = [{ texts: plain, mustTake: true }, ...odd.map((t) => ({ texts: [t], mustTake: false }))];
+    for (const c of converts) {
+      for (const { texts, mustTake } of docs) {
+        const events = texts.flatMap((t, i) => [`{"ts":"${t}","dur":"${texts[(i + 1) % texts.length]}"}`, ...(isNumber(t) ? [`{"ts":${t},"dur":${t}}`] : [])]);
+        for (const dir of [jsDir, natDir]) writeFileSync(join(dir, 'doc.json'), `{"traceEvents":[\n${events.join(',\n')}\n]}`);
+        const js = await typescriptScan(join(jsDir, 'doc.json'), opts(jsDir, c));
+        if (js instanceof TickwiseError) throw new Error(`${c.kind} ${c.pow10} ${texts.join(' ')}: ${js.message}`);
+        const nat = await nativeScan(join(natDir, 'doc.json'), opts(natDir, c), natDir);
+        if (mustTake) expect(nat, `${c.kind} ${c.pow10}: the native scanner fell back`).not.toBeNull();
+        if (nat === null) continue;
+        expect(summary(nat), `${c.kind} ${c.pow10} ${texts.join(' ')}`).toEqual(summary(js));
+        compared++;
+      }
+    }
+    // (the odd texts the fast conversion refuses, a sign, an exponent, a space, fall back; most are converted)
+    expect(compared).toBeGreaterThan(converts.length * 6);
   });
 
   it('routes by a key: exactly the records with one plain "ph" not kept go to the route, as their source text; the rest are the TypeScript scanner\'s NDJSON', async () => {

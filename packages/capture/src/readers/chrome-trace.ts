@@ -56,7 +56,7 @@ const META_KEYS = ['displayTimeUnit', 'baseTimeNanoseconds', 'traceName', 'schem
 const FS_PER_NS = 1_000_000n;
 
 /** fs integer text -> ns text: "123000500000" -> "123000.5", "123000000000" -> "123000", "-500000" -> "-0.5", "0" -> "0". */
-function fsToNsText(fs: string | null): string | null {
+export function fsToNsText(fs: string | null): string | null {
   if (fs === null) return null;
   const neg = fs.startsWith('-');
   const digits = neg ? fs.slice(1) : fs;
