@@ -14,13 +14,14 @@
 //        tw-jsonscan --split-lines <input> <skip> <groupOut> <types> <restOut>   (see splitLines)
 // stdout, one line each:
 //   P <spec> <startByte> <firstRecord> <records>\t<path>    a part is complete
-//   R <spec> <records>\t<path>    records routed away from the spec (see Route)
+//   R <spec> <records> <longest line's bytes>\t<path>    records routed away from the spec (see Route)
 //   K <spec>\t<category>    a category whose records go to the host lane <spec> from here on (see HostLane)
 //   C <offset> <length>\t<concrete path>    a captured value: those bytes of <capdir>/captured
 //   D <sourceLines> <count per spec...>                    done
 // and per spec <out>.lines (uint32 LE source lines) and <out>.ends (float64
 // LE: the output offset past each record's newline).
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -63,10 +64,13 @@ enum Convert { NONE, SCALE, FS };
 
 // A spec's route: a record whose own-level <key> holds a string written
 // without escapes, once, and not one of <keep> goes to <out> instead of the
-// spec's NDJSON, one per line: {"_line":N,"_v":"<value>","_j":<the
-// record's text>} (its text as the staged record holds it: `{`, its body
-// from the first key, `}`; raw newlines of a pretty-printed record as
-// spaces). The TypeScript scanner routes nothing (RecordSpec.route).
+// spec's NDJSON, one per line: <N>\x1f<value>\x1f<the record's text> (N its
+// source line; its text as the staged record holds it: `{`, its body from
+// the first key, `}`; raw newlines of a pretty-printed record as spaces).
+// No field holds a 0x1f: a value and a record's text that were scanned have
+// no control byte (strings cannot, whitespace is space, tab, CR and LF), so
+// DuckDB reads the file with read_csv, splitting at 0x1f, quoting nothing.
+// The TypeScript scanner routes nothing (RecordSpec.route).
 struct Route {
   std::string key, out;
   std::vector<std::string> keep;
@@ -550,6 +554,7 @@ class RoutedOut {
   }
   std::string buf;
   uint64_t count = 0;
+  uint64_t longest = 0;  // the longest line's bytes, its newline too (a route's)
   const std::string &path() const { return path_; }
   void flush(bool force) {
     if (buf.empty() || (!force && buf.size() < (4u << 20))) return;
@@ -1543,17 +1548,18 @@ class Scanner {
     }
   }
 
-  // A routed record (Route): {"_line":N,"_v":"<value>","_j":{<body>}}.
+  // A routed record (Route): N\x1f<value>\x1f{<body>}.
   void writeRouted(size_t spec, uint64_t recLine, uint64_t bodyLine, uint64_t bodyCrs, long bodyStart, size_t closeAt, size_t valueStart, size_t valueLen) {
     RoutedOut &r = *routes_[spec];
     std::string &o = r.buf;
-    o += "{\"_line\":";
+    size_t start = o.size();
     appendUint(o, recLine);
-    o += ",\"_v\":\"";
+    o.push_back('\x1f');
     o.append(reinterpret_cast<const char *>(t.buf) + valueStart, valueLen);
-    o += "\",\"_j\":{";
+    o += "\x1f{";
     appendBody(o, bodyLine, bodyCrs, bodyStart, closeAt);
-    o += "}}\n";
+    o += "}\n";
+    r.longest = std::max<uint64_t>(r.longest, o.size() - start);
     r.count++;
   }
 
@@ -1768,7 +1774,8 @@ int scan(const char *inputPath, const char *planPath) {
   for (size_t i = 0; i < sc.routes_.size(); i++) {
     if (!sc.routes_[i]) continue;
     sc.routes_[i]->close();
-    std::printf("R %zu %llu\t%s\n", i, static_cast<unsigned long long>(sc.routes_[i]->count), sc.routes_[i]->path().c_str());
+    std::printf("R %zu %llu %llu\t%s\n", i, static_cast<unsigned long long>(sc.routes_[i]->count), static_cast<unsigned long long>(sc.routes_[i]->longest),
+                sc.routes_[i]->path().c_str());
   }
   for (size_t i = 0; i < sc.pairs_.size(); i++) {
     if (!sc.pairs_[i]) continue;

@@ -19,7 +19,7 @@ import type { SourceFile } from './source-file';
  *
  * ```
  * plan file (paths, exact keys, parts, routes, pairs) --> tw-jsonscan <input> <plan>
- *   stdout: P (a part is complete: onPart) ... K (a host lane's category: onCategory) ... R (routed records) ... Q (begin/end pairs)
+ *   stdout: P (a part is complete: onPart) ... K (a host lane's category: onCategory) ... R (routed records, their longest line) ... Q (begin/end pairs)
  *     ... C (a captured value's file) ... D (done: lines, counts)
  *   files: NDJSON parts, <out>.lines (u32), <out>.ends (f64), a route's out, captured (the captured values, end to end)
  * ```
@@ -299,8 +299,8 @@ export async function scanNative(bin: string, src: SourceFile, opts: ScanOptions
       const [offset, length] = line.slice(2, tab).split(' ').map(Number) as [number, number];
       capturedAt.push([offset, length, line.slice(tab + 1)]);
     } else if (line.startsWith('R ') && tab > 0) {
-      const [spec, records] = line.slice(2, tab).split(' ').map(Number) as [number, number];
-      routed[spec] = { path: line.slice(tab + 1), records };
+      const [spec, records, longestLineBytes] = line.slice(2, tab).split(' ').map(Number) as [number, number, number];
+      routed[spec] = { path: line.slice(tab + 1), records, longestLineBytes };
     } else if (line.startsWith('Q ') && tab > 0) {
       const [spec, pairs] = line.slice(2, tab).split(' ').map(Number) as [number, number];
       paired[spec] = { path: line.slice(tab + 1), pairs };

@@ -57,8 +57,9 @@ export interface RecordSpec {
    * Records whose own-level `key` holds a string written without escapes,
    * once, and not one of `keep`, may go to `out` instead of this spec's
    * NDJSON (a reader's records with no table, passed through as they are),
-   * one per line: `{"_line":N,"_v":"<value>","_j":<the record's text>}`, the
-   * text as {@link sourceJsonText} gives it back from a staged record. Only
+   * one per line: `<N>\x1f<value>\x1f<the record's text>` (N its source
+   * line; no field holds 0x1f), the text as {@link sourceJsonText} gives it
+   * back from a staged record. Only
    * the native scanner routes (its result's `routed`); the TypeScript
    * scanner writes every record to the spec's NDJSON.
    */
@@ -133,6 +134,8 @@ export interface PairedRecords {
 export interface RoutedRecords {
   readonly path: string;
   readonly records: number;
+  /** The longest line's bytes, its newline too. */
+  readonly longestLineBytes: number;
 }
 
 /** One complete part of a spec's NDJSON output. */

@@ -442,6 +442,30 @@ describe('Chrome trace JSON: bad input', () => {
     }
   });
 
+  it('a routed flow event: one DuckDB\'s JSON refuses (a lone surrogate) stops with its own line; one beyond read_csv\'s 2 MB line is stored as written', { timeout: 60_000 }, async () => {
+    const dir = tmp();
+    const ok = (ph: string) => `{"ph":"${ph}","cat":"kernel","name":"k","pid":1,"tid":2,"ts":1,"dur":2,"id":1},\n`;
+    const trace = (flow: string) => `{"traceEvents":[\n${ok('X')}${ok('s')}${flow}${ok('f')}{"ph":"M","name":"process_name","pid":1,"args":{"name":"GPU 0"}}\n]}\n`;
+    vi.stubEnv('TICKWISE_JSONSCAN', 'always');
+    try {
+      const surrogate = join(dir, 'surrogate.json');
+      writeFileSync(surrogate, trace('{"ph":"s","cat":"ac2g","name":"\\ud800","pid":1,"tid":2,"ts":1,"id":2},\n'));
+      const err = await load(surrogate).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TickwiseError);
+      expect((err as TickwiseError).where(), (err as TickwiseError).where()).toMatch(/surrogate\.json:4: bad record: .*surrogate/);
+      const long = join(dir, 'long-flow.json');
+      const big = `{"ph":"s","cat":"ac2g","name":"big","pid":1,"tid":2,"ts":1,"id":3,"args":{"pad":"${'x'.repeat(3_000_000)}", "n": 1.50}},\n`;
+      writeFileSync(long, trace(big));
+      const { store } = await load(long);
+      const rows = await store.query({ line: 'number', n: 'number' },
+        `SELECT line, length(json::VARCHAR)::INTEGER AS n FROM raw_records WHERE record_type = 'chrome:s' ORDER BY line`);
+      expect(rows).toEqual([{ line: 3, n: ok('s').length - 2 }, { line: 4, n: big.length - 2 }]);
+      expect(String(await store.scalar(`SELECT json::VARCHAR FROM raw_records WHERE line = 4`))).toBe(big.slice(0, -2));
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
   it('a schemaVersion beyond INTEGER (2^64-1, found by the import fuzz) is kept as its text, the capture imported', async () => {
     const dir = tmp();
     const file = join(dir, 'schema.json');

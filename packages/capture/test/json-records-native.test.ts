@@ -178,7 +178,7 @@ describe('native JSON scanner vs the TypeScript scanner (seeded)', () => {
       for (const dir of [jsDir, natDir]) writeFileSync(join(dir, 'doc.json'), doc.text);
       const js = await typescriptScan(join(jsDir, 'doc.json'), opts(jsDir));
       if (js instanceof TickwiseError) throw new Error(`document ${d} rejected: ${js.message}`);
-      const routeOut = join(natDir, 'routed.ndjson');
+      const routeOut = join(natDir, 'routed.usv');
       const routedOpts = opts(natDir, { key: 'ph', keep: ['X', 'B'], out: routeOut });
       const plan = nativePlan(routedOpts, maxRecordBytesOf(routedOpts), natDir)!;
       const { result: nat, why } = await scanNative(BIN!, await openSource(join(natDir, 'doc.json')), routedOpts, plan, natDir);
@@ -204,7 +204,7 @@ describe('native JSON scanner vs the TypeScript scanner (seeded)', () => {
         }
         const source = sourceJsonText(text, exactKeys);
         const ph = (JSON.parse(source) as { ph: string }).ph;
-        routed.push(`{"_line":${js.lines[0]![i]},"_v":${JSON.stringify(ph)},"_j":${source}}`);
+        routed.push(`${js.lines[0]![i]}\x1f${ph}\x1f${source}`);
       });
       expect(routedLines, `document ${d}`).toEqual(routed);
       const natSummary = summary(nat);
