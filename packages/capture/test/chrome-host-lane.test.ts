@@ -295,7 +295,7 @@ describe('the Chrome host lane', () => {
     if (files.length > 0) expect(laned).toBeGreaterThan(10_000);
   });
 
-  it('loads on a connection of its own beside the staged parts: every span shifted by the base time, the same rows as on one connection, one stored order', { timeout: 120_000 }, async () => {
+  it('loads on a connection of its own beside the staged parts: every span shifted by the base time, the same rows as on one connection and with the staged parts loaded as they come, one stored order', { timeout: 120_000 }, async () => {
     // the lane holds every host span (whole ns), the staged parts none (kernels, flows) or some (a fraction of a ns):
     // what the two connections' loads count, commit and shift must add up whichever part loads first
     vi.stubEnv('TICKWISE_JSONSCAN', BIN!);
@@ -312,8 +312,10 @@ describe('the Chrome host lane', () => {
       const file = join(tmp(), 'conn.json');
       writeFileSync(file, `{"traceEvents":[\n${ev.join(',\n')}\n],"baseTimeNanoseconds":1700000000000000000}\n`);
       const runs: Record<string, string>[] = [];
-      for (const conn of ['1', '1', '1', '0']) {
+      // (the last: the staged parts loaded as they come, not held while the lane is behind: LaneFirst)
+      for (const [conn, first] of [['1', '1'], ['1', '1'], ['1', '1'], ['0', '1'], ['1', '0']] as const) {
         vi.stubEnv('TICKWISE_CHROME_LANE_CONN', conn);
+        vi.stubEnv('TICKWISE_CHROME_LANE_FIRST', first);
         const store = await Store.open(':memory:');
         try {
           await importInput(store, file);
@@ -327,10 +329,10 @@ describe('the Chrome host lane', () => {
           await store.close();
         }
       }
-      const [a, b, c, one] = runs as [Record<string, string>, Record<string, string>, Record<string, string>, Record<string, string>];
+      const [a, b, c, one, asTheyCome] = runs as [Record<string, string>, Record<string, string>, Record<string, string>, Record<string, string>, Record<string, string>];
       expect(a.unshifted, fraction).toBe('[{"n":"0"}]');
       expect(a.spans, fraction).toBe('[{"n":"13333"}]');
-      for (const r of [b, c]) expect(r, fraction).toEqual(a);
+      for (const r of [b, c, asTheyCome]) expect(r, fraction).toEqual(a);
       expect(one.rows, fraction).toBe(a.rows);
     }
   });

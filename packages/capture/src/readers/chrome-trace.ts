@@ -754,6 +754,57 @@ function chromeStreaming(src: SourceFile): { streamOn: boolean; laneOn: boolean 
   return { streamOn, laneOn: streamOn && process.env['TICKWISE_CHROME_LANE'] !== '0' };
 }
 
+/**
+ * The staged parts' loads held back while the host lane's are behind (a
+ * lane part queued or loading), while the scan runs: the lane is the
+ * import's longest chain of loads (one part after another, in one
+ * transaction), and on two cores the scanner, the lane and the staged
+ * parts' loads took turns, the lane falling behind; its last parts then
+ * loaded alone after the scan, one core idle. Held, the staged parts load
+ * once the lane catches up, or when the scan ends, beside the lane's last
+ * parts. In scan order either way (one chain). `on` false: as they come.
+ */
+class LaneFirst {
+  private pending = 0;
+  private held: NdjsonPart[] = [];
+  private scanning = true;
+  constructor(private readonly loadStaged: (part: NdjsonPart) => void, private readonly on: boolean) {}
+
+  /** A staged part (ScanOptions' onPart). */
+  staged(part: NdjsonPart): void {
+    if (this.on && this.scanning && (this.pending > 0 || this.held.length > 0)) this.held.push(part);
+    else this.loadStaged(part);
+  }
+
+  /** A lane part is queued (its load calls {@link laneLoaded} when done, whatever happened). */
+  laneQueued(): void {
+    this.pending++;
+  }
+
+  laneLoaded(): void {
+    this.pending = Math.max(0, this.pending - 1);
+    if (this.pending === 0) this.release();
+  }
+
+  /** The scan is over (done or failed): nothing is held after. */
+  scanEnded(): void {
+    this.scanning = false;
+    this.release();
+  }
+
+  /** The scan starts over: what it sent is void. */
+  restart(): void {
+    this.held = [];
+    this.pending = 0;
+  }
+
+  private release(): void {
+    const held = this.held;
+    this.held = [];
+    for (const part of held) this.loadStaged(part);
+  }
+}
+
 /** Where a Chrome trace's scan reports: its staged parts, its host lane's parts and categories, a restart. */
 interface ChromeScanHooks {
   readonly onPart: (part: NdjsonPart) => void;
@@ -856,15 +907,32 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
       const streamer = new HostSpanStream(store, captureId, timeSourceOf(opts), streamOn, (on) => setImportMemory(store, src, staged, on), laneConn);
       await streamer.begin();
       const columns = Object.entries(STAGED).map(([k, t]) => `${k}: '${t}'`).join(', ');
+      // TICKWISE_CHROME_LANE_FIRST=0 loads the staged parts as they come, to compare (the rows are the same)
+      const order = new LaneFirst(loader.each(0, columns, (read, part) => streamer.load(read, part)), laneOn && process.env['TICKWISE_CHROME_LANE_FIRST'] !== '0');
       let scan;
       try {
+        const laneLoad = loader.each(1, columns, async (_read, part) => {
+          try {
+            await streamer.loadLane(part);
+          } finally {
+            order.laneLoaded();
+          }
+        }, laneConn);
         scan = await scanJsonRecords(src, chromeScanOptions(dir, opts, laneOn, {
-          onPart: loader.each(0, columns, (read, part) => streamer.load(read, part)),
-          onLanePart: loader.each(1, columns, (_read, part) => streamer.loadLane(part), laneConn),
+          onPart: (part) => order.staged(part),
+          onLanePart: (part) => {
+            order.laneQueued();
+            laneLoad(part);
+          },
           onCategory: (c) => streamer.laneCategory(c),
-          onRestart: () => loader.restart(() => streamer.restart()),
+          onRestart: () => {
+            order.restart();
+            loader.restart(() => streamer.restart());
+          },
         }));
+        order.scanEnded();
       } catch (e) {
+        order.restart(); // (a failed scan's held parts: void)
         await loader.settle();
         await streamer.abandon().catch(() => undefined); // no host event of a failed import left in the store
         throw e;
