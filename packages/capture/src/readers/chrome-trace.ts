@@ -538,7 +538,6 @@ class HostSpanStream {
    */
   async loadLane(part: NdjsonPart): Promise<void> {
     if (part.records === 0) return;
-    this.loadedBytes += sizeOf(part.path);
     this.laned = true;
     try {
       // (lowercased by laneCategory: the lane's categories are ASCII, which JS lowercases as DuckDB's lower does)
@@ -549,8 +548,11 @@ class HostSpanStream {
       // the correlation the scanner was sure of, else read from the args as a staged event's is
       const corr = `CASE corr WHEN '?' THEN TRY_CAST(json_extract_string(h, '$.args.correlation') AS UBIGINT) ELSE TRY_CAST(corr AS UBIGINT) END`;
       const n = await this.insertHost(derived, pick, { args: 'h::JSON', corr }, this.lane);
+      // its bytes counted with its events, once loaded: a part still loading counted in bytes alone made the share
+      // judged on its bytes, over the events loaded so far (the staged parts', when they load beside it: LaneFirst)
       this.written += n;
       this.loaded += part.records;
+      this.loadedBytes += sizeOf(part.path);
       if (n < part.records) this.strayParts.push(part);
       await this.noteStageHeavy(this.lane);
     } catch (e) {
