@@ -1209,10 +1209,16 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
         const spans = (await store.query({ kernels: 'number', host: 'number' },
           `SELECT count(*) FILTER (WHERE class = 'kernel')::INTEGER AS kernels, count(*) FILTER (WHERE class <> 'kernel')::INTEGER AS host FROM ${SHARED}.tw_ct_span`))[0]!;
         const late = !streamOn || process.env['TICKWISE_CHROME_ROUTED_LATE'] === '1' ? routed : null;
-        await routedDone;
+        // the routed events' insert (its own connection) may still run: the kernels' lane goes on beside it, the host
+        // spans' lane waits for it (all three at once made the peak: 347-355k KiB in 2 of 14 runs, session 41). The 174
+        // MB Kineto trace: the statements after the scan 0.72 -> 0.65 s (medians of 8 alternating runs), peak RSS as
+        // before. TICKWISE_CHROME_ROUTED_OVERLAP=0 waits for it before both, to compare
+        const overlap = process.env['TICKWISE_CHROME_ROUTED_OVERLAP'] !== '0';
+        if (!overlap) await routedDone;
         const laneB = spans.kernels + (late?.records ?? 0);
         const hostRows = spans.host + directRows; // (the direct B's, written: the lanes weighed as before them)
         await twoLanes(store, Math.min(laneB, hostRows) >= 0.5 * Math.max(laneB, hostRows) && Math.max(laneB, hostRows) >= LANE_MIN_ROWS, async (a) => {
+          if (overlap) await routedDone;
           // not sorted by line: the span table's LEFT JOINs leave a few rows of a chunk late (18 of 332k in a 174 MB
           // Kineto trace), and sorting these wide rows cost 2.5 s and 280 MB more RSS on a 1 GB trace
           await a.run(`INSERT INTO host_events
