@@ -221,11 +221,10 @@ const SHARED = 'tw_ct_mem';
  * one thread takes ~1.6x as long. `TICKWISE_CHROME_LANES=1` or `2` forces one
  * way (to compare; the rows are the same).
  */
-async function twoLanes(store: Store, balanced: boolean, a: (s: Store) => Promise<void>, b: (s: Store) => Promise<void>): Promise<void> {
+async function twoLanes(store: Store, balanced: boolean, a: (s: Store) => Promise<void>, b: (s: Store) => Promise<void>, bFirst = false): Promise<void> {
   const lanes = process.env['TICKWISE_CHROME_LANES'];
   if (lanes === '1' || (lanes !== '2' && !balanced)) {
-    await a(store);
-    await b(store);
+    for (const lane of bFirst ? [b, a] : [a, b]) await lane(store);
     return;
   }
   const threads = Number(await store.scalar(`SELECT current_setting('threads')`)) || 1;
@@ -1209,10 +1208,11 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
         const spans = (await store.query({ kernels: 'number', host: 'number' },
           `SELECT count(*) FILTER (WHERE class = 'kernel')::INTEGER AS kernels, count(*) FILTER (WHERE class <> 'kernel')::INTEGER AS host FROM ${SHARED}.tw_ct_span`))[0]!;
         const late = !streamOn || process.env['TICKWISE_CHROME_ROUTED_LATE'] === '1' ? routed : null;
-        // the routed events' insert (its own connection) may still run: the kernels' lane goes on beside it, the host
-        // spans' lane waits for it (all three at once made the peak: 347-355k KiB in 2 of 14 runs, session 41). The 174
-        // MB Kineto trace: the statements after the scan 0.72 -> 0.65 s (medians of 8 alternating runs), peak RSS as
-        // before. TICKWISE_CHROME_ROUTED_OVERLAP=0 waits for it before both, to compare
+        // the routed events' insert (its own connection) may still run: the kernels' lane goes on beside it (first, when
+        // the lanes run one after the other on this connection), the host spans' lane waits for it (all three at once
+        // made the peak: 347-355k KiB in 2 of 14 runs, session 41). The 174 MB Kineto trace (its lanes unbalanced: one
+        // after the other): the statements after the scan 742 -> 656 ms (medians of 8 alternating runs, 6 faster), peak
+        // 291-314k -> 294-326k KiB. TICKWISE_CHROME_ROUTED_OVERLAP=0 waits for it before both, to compare
         const overlap = process.env['TICKWISE_CHROME_ROUTED_OVERLAP'] !== '0';
         if (!overlap) await routedDone;
         const laneB = spans.kernels + (late?.records ?? 0);
@@ -1268,7 +1268,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
               s_ns IS NOT NULL AND e_ns IS NOT NULL AND e_ns > s_ns, ${grid(0)}, ${grid(1)}, ${grid(2)}, NULL, line
             FROM ${SHARED}.tw_ct_k WHERE class = 'kernel' ORDER BY line`);
           if (late !== null && late.records > 0) await insertRouted(b, captureId, late, src.displayPath);
-        });
+        }, overlap && late === null);
         await eventDiagnostics(store, captureId, diags, nsText, shifted);
 
         const traceSchema = unquote(meta('schemaVersion'));
