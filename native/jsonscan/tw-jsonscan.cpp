@@ -1294,7 +1294,7 @@ class Scanner {
       ln.ok = false;
       return;
     }
-    if (kinds_.size() == ln.argsLevel && kl == l.corrKey.size() && std::memcmp(k, l.corrKey.data(), kl) == 0) {
+    if (kinds_.size() == ln.argsLevel && kl == l.corrKey.size() && sameBytes(reinterpret_cast<const char *>(k), l.corrKey.data(), kl)) {
       ln.corrNext = true;
       ln.corrHits++;
     }
@@ -1317,7 +1317,7 @@ class Scanner {
       v.len = len;
       switch (f) {
         case LaneRecord::KIND:
-          if (!plainString || len - 2 != l.kind.size() || std::memcmp(text + 1, l.kind.data(), len - 2) != 0) ln.ok = false;
+          if (!plainString || len - 2 != l.kind.size() || !sameBytes(reinterpret_cast<const char *>(text) + 1, l.kind.data(), len - 2)) ln.ok = false;
           break;
         case LaneRecord::CAT:
           if (tok != STRING || t.escaped) ln.ok = false;  // (hostCategory: ASCII only)
@@ -1533,7 +1533,7 @@ class Scanner {
 
   bool keeps(const Route &r, size_t at, size_t len) const {
     for (const std::string &k : r.keep) {
-      if (k.size() == len && std::memcmp(k.data(), t.buf + at, len) == 0) return true;
+      if (k.size() == len && sameBytes(k.data(), reinterpret_cast<const char *>(t.buf) + at, len)) return true;
     }
     return false;
   }
