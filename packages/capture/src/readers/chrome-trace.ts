@@ -119,6 +119,16 @@ const maxEventBytes = () => maxRecordBytesOf({}) + 4096;
 /** read_csv's longest line unless raised (its max_line_size; its buffers are sized by it). */
 const READ_CSV_LINE_BYTES = 2_000_000;
 
+/**
+ * read_csv over a file the native scanner wrote (a host lane part, the B/E pairs, the routed events): fields split
+ * at `delim` (SQL) as they are, nothing quoted or escaped, no header, nothing sniffed, typed by `columns`; `extra`:
+ * more options, each followed by `, `.
+ */
+function scannerCsv(path: string, delim: string, columns: Record<string, string>, extra = ''): string {
+  return `read_csv(${sqlString(path)}, delim = ${delim}, quote = '', escape = '', header = false, auto_detect = false, ${extra}columns = {${
+    Object.entries(columns).map(([k, t]) => `'${k}': '${t}'`).join(', ')}})`;
+}
+
 /** The staged events' columns (`_line`: the source line; `_ts`/`_dur`: ns text, exact). */
 const STAGED = {
   _line: 'BIGINT', ph: 'VARCHAR', name: 'VARCHAR', cat: 'VARCHAR', pid: 'VARCHAR', tid: 'VARCHAR',
@@ -563,8 +573,7 @@ class HostSpanStream {
   /** A lane part's rows as staged X events (`derived`), and which of them are host spans written as they come (`pick`). */
   private laneSql(part: NdjsonPart): { derived: string; pick: string } {
     // a lane row's ts and dur are whole ns under 2^62 (the scanner's `smallWhole`): BIGINTs, and their sum one too
-    const read = `SELECT 'X' AS ph, * FROM read_csv(${sqlString(part.path)}, delim = '\t', quote = '', escape = '', header = false,
-      auto_detect = false, nullstr = '\\N', columns = {${Object.entries(LANE_ROW).map(([k, t]) => `'${k}': '${t}'`).join(', ')}})`;
+    const read = `SELECT 'X' AS ph, * FROM ${scannerCsv(part.path, "'\t'", LANE_ROW, "nullstr = '\\N', ")}`;
     return this.hostSql(read, LANE_NS);
   }
 
@@ -793,8 +802,8 @@ class LaneFirst {
     this.release();
   }
 
-  /** The scan starts over: what it sent is void. */
-  restart(): void {
+  /** The scan starts over, or failed: what it sent is void. */
+  discard(): void {
     this.held = [];
     this.pending = 0;
   }
@@ -927,13 +936,13 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
           },
           onCategory: (c) => streamer.laneCategory(c),
           onRestart: () => {
-            order.restart();
+            order.discard();
             loader.restart(() => streamer.restart());
           },
         }));
         order.scanEnded();
       } catch (e) {
-        order.restart(); // (a failed scan's held parts: void)
+        order.discard();
         await loader.settle();
         await streamer.abandon().catch(() => undefined); // no host event of a failed import left in the store
         throw e;
@@ -1070,8 +1079,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
         if (paired !== null) {
           await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_pair (b_rec BIGINT, e_rec BIGINT, e_ns HUGEINT)`);
           if (paired.pairs > 0) {
-            await store.run(`INSERT INTO tw_ct_pair SELECT b_rec, e_rec, ${nsText.of('_ts')} FROM read_csv(${sqlString(paired.path)}, delim = '\t', header = false,
-              quote = '', escape = '', auto_detect = false, columns = {'b_rec': 'BIGINT', 'e_rec': 'BIGINT', '_ts': 'VARCHAR'})`);
+            await store.run(`INSERT INTO tw_ct_pair SELECT b_rec, e_rec, ${nsText.of('_ts')} FROM ${scannerCsv(paired.path, "'\t'", { b_rec: 'BIGINT', e_rec: 'BIGINT', _ts: 'VARCHAR' })}`);
           }
         } else await store.run(`CREATE OR REPLACE TEMP TABLE tw_ct_pair AS
           SELECT rec AS b_rec, e_rec, e_ns FROM (
@@ -1346,8 +1354,7 @@ async function insertRoutedAside(store: Store, captureId: number, routed: Routed
 async function insertRouted(store: Store, captureId: number, routed: RoutedRecords, file: string): Promise<void> {
   // read_csv's lines are 2 MB at most unless raised, and its buffers grow with the bound: raised only for a longer one
   const lineBytes = routed.longestLineBytes > READ_CSV_LINE_BYTES ? `max_line_size = ${routed.longestLineBytes + 64}, ` : '';
-  const read = `read_csv(${sqlString(routed.path)}, delim = chr(31), quote = '', escape = '', header = false, auto_detect = false,
-    nullstr = chr(1), new_line = '\\n', ${lineBytes}columns = {line: 'BIGINT', ph: 'VARCHAR', j: 'VARCHAR'})`;
+  const read = scannerCsv(routed.path, 'chr(31)', { line: 'BIGINT', ph: 'VARCHAR', j: 'VARCHAR' }, `nullstr = chr(1), new_line = '\\n', ${lineBytes}`);
   try {
     await store.run(`INSERT INTO raw_records SELECT ${captureId}, 'chrome:' || ph, line, j FROM ${read}`);
   } catch (e) {
