@@ -110,7 +110,8 @@ const HELP_WIDTHS = [80, 100, 110];
  * print the texts rendered at build time (help-<width>.json: the verb's name
  * to its text, "" for the verb list) and `tickwise --version` the version,
  * without loading the CLI (yargs, the verb table and the verb's module are
- * most of its start-up); every other call imports the build's main.mjs.
+ * most of its start-up); every other call imports the build's main.mjs,
+ * `tickwise import` after early.mjs has started a large Chrome trace's scan.
  * `TICKWISE_NO_STATIC_HELP=1` lays the help out through the CLI (a test
  * compares the two).
  */
@@ -132,7 +133,11 @@ else if (args.at(-1) === '--help' && args.length <= 2 && !process.env.TICKWISE_N
   }
 }
 if (help !== undefined) process.stdout.write(help);
-else await import('./${id}/main.mjs');
+else {
+  // a large Chrome trace's scan starts before the CLI loads (packages/cli/src/early.ts)
+  if (args[0] === 'import') await import('./${id}/early.mjs').then((m) => m.importEarly(args)).catch(() => false);
+  await import('./${id}/main.mjs');
+}
 `;
 }
 
@@ -143,7 +148,7 @@ export async function build({ outFile = out, portable = false } = {}) {
   const outDir = join(dirname(outFile), id);
   mkdirSync(join(outDir, 'vendor'), { recursive: true });
   await esbuild({
-    entryPoints: [join(root, 'packages/cli/src/main.ts')],
+    entryPoints: [join(root, 'packages/cli/src/main.ts'), join(root, 'packages/cli/src/early.ts')],
     outdir: outDir,
     outExtension: { '.js': '.mjs' },
     splitting: true,

@@ -5,12 +5,13 @@ import { TickwiseError } from '@tickwise/time';
 import { TABLE_NAMES, tableColumns, type Store } from '@tickwise/store';
 import { FORMAT_NAMES, isFormatName, type FormatName } from './format-names';
 import { importIreeperfJsonl, type ImportOptions, type ImportResult } from './readers/ireeperf-jsonl';
-import { openSource, type SourceFile } from './source-file';
+import { openSource, readHead, type SourceFile } from './source-file';
 import { beginImportMemory, importMemoryInForce } from './capture-rows';
 import { importRecorderDir, sniffRecorderDir } from './recorder-import';
 import { importRocprofCsv, importRocprofJson, sniffRocprofCsv, sniffRocprofJson } from './readers/rocprofv3';
 import { importRocpd, sniffRocpd } from './readers/rocpd';
-import { importChromeTrace, sniffChromeTrace } from './readers/chrome-trace';
+import { importChromeTrace } from './readers/chrome-trace';
+import { sniffChromeTrace } from './readers/chrome-scan';
 import { importHeteroMosaic, sniffHeteroMosaic } from './readers/heteromosaic-jsonl';
 import { importHrxDeviceProfile, sniffHrxDeviceProfile } from './readers/hrx-device-profile';
 
@@ -73,35 +74,6 @@ export const FORMATS: Readonly<Record<FormatName, FormatSpec>> = {
   },
 };
 
-/** An input's first 64 KiB as text (a gzip's decompressed; '' for another compression): what the formats' sniffs read. */
-export async function readHead(src: SourceFile): Promise<string> {
-  if (src.compression !== 'none') {
-    const { createReadStream } = await import('node:fs');
-    const zlib = await import('node:zlib');
-    if (src.compression === 'gzip') {
-      const chunks: Buffer[] = [];
-      let n = 0;
-      const stream = createReadStream(src.path).pipe(zlib.createGunzip());
-      for await (const c of stream as AsyncIterable<Buffer>) {
-        chunks.push(c);
-        n += c.length;
-        if (n > 65536) break;
-      }
-      stream.destroy();
-      return Buffer.concat(chunks).subarray(0, 65536).toString('utf8');
-    }
-    return '';
-  }
-  const { open } = await import('node:fs/promises');
-  const fh = await open(src.path, 'r');
-  try {
-    const buf = Buffer.alloc(65536);
-    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-    return buf.subarray(0, bytesRead).toString('utf8');
-  } finally {
-    await fh.close();
-  }
-}
 
 /** Detects a source's format by content (file name only as a tie-breaker). */
 export async function detectFormat(src: SourceFile): Promise<string> {

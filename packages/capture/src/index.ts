@@ -22,6 +22,7 @@ export * from './json-records';
 export * from './readers/rocprofv3';
 export * from './readers/rocpd';
 export * from './readers/chrome-trace';
+export * from './readers/chrome-scan';
 export * from './readers/heteromosaic-jsonl';
 export * from './readers/hrx-device-profile';
 export * from './conditions';

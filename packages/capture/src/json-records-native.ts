@@ -154,6 +154,27 @@ export async function discardEarlyScans(): Promise<void> {
   }
 }
 
+let exitHook = false;
+
+/**
+ * At this process's exit, whatever ends it first, every early scan no reader
+ * took is killed and its folder removed: for a scan started before the CLI
+ * parsed its arguments (`startChromeImportEarly`), whose import may never
+ * run (a usage error exits before {@link discardEarlyScans} would).
+ */
+export function stopEarlyScansAtExit(): void {
+  if (exitHook) return;
+  exitHook = true;
+  process.once('exit', () => {
+    for (const e of early.values()) {
+      if (process.env['TICKWISE_TRACE_SCAN']) process.stderr.write(`tw-jsonscan: the early scan of ${e.path} stopped at exit (no reader took it)\n`);
+      if (e.run.child.exitCode === null && e.run.child.signalCode === null) e.run.child.kill('SIGKILL');
+      rmSync(e.dir, { recursive: true, force: true, maxRetries: 3 });
+    }
+    early.clear();
+  });
+}
+
 /** The early run of this scan (the same binary, plan and file version), taken over; any other early run of the file stopped. */
 async function takeEarly(bin: string, src: SourceFile, plan: string): Promise<NativeRun | null> {
   const e = early.get(src.path);

@@ -200,6 +200,18 @@ export interface ScanResult {
   readonly paired?: (PairedRecords | null)[];
 }
 
+/** NDJSON is staged, and loaded by DuckDB while the scan goes on, in parts of this size. */
+export const STAGE_PART_BYTES = 16 << 20;
+
+/**
+ * True when input `src` likely stages more than one part: its size on disk,
+ * or for a compressed file a tenth of {@link STAGE_PART_BYTES} (a trace
+ * compresses 10-20x).
+ */
+export function spansParts(src: { readonly sizeBytes: number; readonly compression: string }): boolean {
+  return src.sizeBytes >= (src.compression === 'none' ? STAGE_PART_BYTES : STAGE_PART_BYTES / 10);
+}
+
 /** Default of {@link ScanOptions.maxRecordBytes}: 64 MiB. */
 export const DEFAULT_MAX_RECORD_BYTES = 64 << 20;
 

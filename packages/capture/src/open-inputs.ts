@@ -226,9 +226,9 @@ const SHORT_DECAY_BYTES = 200e6;
  */
 export async function freeMemoryPromptlyFor(inputs: readonly string[], formats: ReadonlyMap<string, string>, format?: string, env = process.env): Promise<boolean> {
   if (env['DUCKDB_JE_MALLOC_CONF'] !== undefined) return false;
-  const { detectFormat, readHead } = await import('./formats');
-  const { beginEndHeavy } = await import('./readers/chrome-trace');
-  const { openSource } = await import('./source-file');
+  const { detectFormat } = await import('./formats');
+  const { beginEndHeavy } = await import('./readers/chrome-scan');
+  const { openSource, readHead } = await import('./source-file');
   const { nativeScannerFor } = await import('./json-records-native');
   let conf: string | undefined;
   for (const input of inputs) {
@@ -276,7 +276,7 @@ export async function startImportEarly(inputs: readonly string[], formats: Reado
     const { detectFormat } = await import('./formats');
     const found = opts.format ?? formats.get(input) ?? (await detectFormat(src).catch(() => undefined));
     if (found !== 'chrome-trace') return;
-    const { startChromeScanEarly } = await import('./readers/chrome-trace');
+    const { startChromeScanEarly } = await import('./readers/chrome-scan');
     await startChromeScanEarly(src, opts);
   } finally {
     await src.cleanup().catch(() => undefined);

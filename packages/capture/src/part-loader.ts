@@ -2,11 +2,8 @@ import { statSync } from 'node:fs';
 import { QueryError, sqlString, type Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import { cleanDuckdbMessage, ndjsonErrorLine, shownLimitAgain } from './capture-rows';
-import { sourceLineOf, type NdjsonPart } from './json-records';
+import { STAGE_PART_BYTES, sourceLineOf, spansParts, type NdjsonPart } from './json-records';
 import { traceMessages } from './trace-messages';
-
-/** NDJSON is staged, and loaded by DuckDB while the scan goes on, in parts of this size. */
-export const STAGE_PART_BYTES = 16 << 20;
 
 /**
  * read_json's maximum_object_size for a part: no record of it is longer than
@@ -45,15 +42,6 @@ function bytesOfSetting(text: string): number {
   const base = unit.includes('I') ? 1024 : 1000;
   const pow = { B: 0, BYTES: 0, K: 1, M: 2, G: 3, T: 4 }[unit === 'BYTES' ? 'BYTES' : unit[0] === 'B' ? 'B' : unit[0]!] ?? 0;
   return Number(m[1]) * base ** pow;
-}
-
-/**
- * True when input `src` likely stages more than one part: its size on disk,
- * or for a compressed file a tenth of {@link STAGE_PART_BYTES} (a trace
- * compresses 10-20x).
- */
-export function spansParts(src: { readonly sizeBytes: number; readonly compression: string }): boolean {
-  return src.sizeBytes >= (src.compression === 'none' ? STAGE_PART_BYTES : STAGE_PART_BYTES / 10);
 }
 
 /**

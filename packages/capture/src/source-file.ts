@@ -635,3 +635,33 @@ export async function matchesByLine(src: SourceFile, re: RegExp): Promise<Map<nu
   }
   return out;
 }
+
+/** An input's first 64 KiB as text (a gzip's decompressed; '' for another compression): what the formats' sniffs read. */
+export async function readHead(src: SourceFile): Promise<string> {
+  if (src.compression !== 'none') {
+    const { createReadStream } = await import('node:fs');
+    const zlib = await import('node:zlib');
+    if (src.compression === 'gzip') {
+      const chunks: Buffer[] = [];
+      let n = 0;
+      const stream = createReadStream(src.path).pipe(zlib.createGunzip());
+      for await (const c of stream as AsyncIterable<Buffer>) {
+        chunks.push(c);
+        n += c.length;
+        if (n > 65536) break;
+      }
+      stream.destroy();
+      return Buffer.concat(chunks).subarray(0, 65536).toString('utf8');
+    }
+    return '';
+  }
+  const { open } = await import('node:fs/promises');
+  const fh = await open(src.path, 'r');
+  try {
+    const buf = Buffer.alloc(65536);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+    return buf.subarray(0, bytesRead).toString('utf8');
+  } finally {
+    await fh.close();
+  }
+}

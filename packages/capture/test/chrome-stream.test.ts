@@ -136,7 +136,7 @@ describe('the allocator setting for a large Chrome trace or rocprofv3 JSON', () 
   const PROMPT_FREE = 'dirty_decay_ms:0,muzzy_decay_ms:0';
 
   it('takes a trace for B/E from its head: B and E events at least as many as the others, metadata not counted', async () => {
-    const { beginEndHeavy } = await import('../src/readers/chrome-trace');
+    const { beginEndHeavy } = await import('../src/readers/chrome-scan');
     const ev = (ph: string) => `{"name":"a","ph" : "${ph}","pid":1,"tid":1,"ts":1}`;
     const head = (...phs: string[]) => `{"traceEvents":[${phs.map(ev).join(',\n')}`;
     expect(beginEndHeavy(head('M', 'M', 'M', 'B', 'E', 'X'))).toBe(true);

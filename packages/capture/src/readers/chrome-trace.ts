@@ -1,18 +1,17 @@
 import { statSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { QueryError, type DeviceKind, type Store } from '@tickwise/store';
-import { NS_PER, TickwiseError } from '@tickwise/time';
+import { TickwiseError } from '@tickwise/time';
 import type { Diagnostic, ImportOptions, ImportResult } from './ireeperf-jsonl';
 import {
   baseName, cleanDuckdbMessage, insertAssumption, insertCapture, insertCondition, insertDevices, insertDiagnostics,
   setImportMemory, sourceJsonText, sqlString, withTempDir,
 } from '../capture-rows';
-import { maxRecordBytesOf, scaleDecimal, scanJsonRecords, startScanEarly, type NdjsonPart, type RoutedRecords, type ScanOptions } from '../json-records';
+import { STAGE_PART_BYTES, maxRecordBytesOf, scanJsonRecords, type NdjsonPart, type RoutedRecords } from '../json-records';
 import { earlyScanDir } from '../json-records-native';
+import { EXACT, chromeScanOptions, chromeStreaming } from './chrome-scan';
 import { pickRecords } from '../pick-records';
-import { PartLoader, STAGE_PART_BYTES, spansParts } from '../part-loader';
-import { lineText, processTempDir, sha256File, type SourceFile } from '../source-file';
+import { PartLoader } from '../part-loader';
+import { lineText, sha256File, type SourceFile } from '../source-file';
 import { traceMessages } from '../trace-messages';
 import type {} from '../reader-options'; // its ImportOptions fields
 
@@ -41,31 +40,6 @@ import type {} from '../reader-options'; // its ImportOptions fields
  * otherwise the trace does not say, and `traceClock` names it (else the
  * capture is on its own `unknown` timeline).
  */
-
-/** Top-level keys kept as metadata. */
-const META_KEYS = ['displayTimeUnit', 'baseTimeNanoseconds', 'traceName', 'schemaVersion', 'otherData', 'deviceProperties', 'distributedInfo', 'metadata'] as const;
-
-/**
- * ts/dur are staged as ns text, exact to the femtosecond: an integer when the
- * value is whole ns (the common case: Kineto writes at most 3 decimals of
- * us), else with 6 decimals ("1700000000124000.5"), so that an end is
- * round(ts + dur), not round(ts) + round(dur). The SQL takes the integer
- * path (a cast) unless a text has a point (then integer femtoseconds, summed and rounded half
- * away from zero); HUGEINT division, 25x slower, is never used.
- */
-const FS_PER_NS = 1_000_000n;
-
-/** fs integer text -> ns text: "123000500000" -> "123000.5", "123000000000" -> "123000", "-500000" -> "-0.5", "0" -> "0". */
-export function fsToNsText(fs: string | null): string | null {
-  if (fs === null) return null;
-  const neg = fs.startsWith('-');
-  const digits = neg ? fs.slice(1) : fs;
-  if (digits.endsWith('000000')) return digits.length === 6 ? '0' : fs.slice(0, -6);
-  const padded = digits.padStart(7, '0');
-  const frac = padded.slice(-6).replace(/0+$/, '');
-  // zero ("0" fs) has no fraction: "0", not "0." (which read as a fraction, and sent the trace's SQL down the exact branch)
-  return `${neg ? '-' : ''}${padded.slice(0, -6)}${frac === '' ? '' : `.${frac}`}`;
-}
 
 /**
  * SQL: a staged ns text with a fraction as HUGEINT femtoseconds, from its
@@ -146,12 +120,6 @@ const LANE_NS: NsSql = { of: (x) => `TRY_CAST(${x} AS BIGINT)`, sum: (_a, _b, aN
 const LANE_ROW = {
   _line: 'BIGINT', name: 'VARCHAR', cat: 'VARCHAR', pid: 'VARCHAR', tid: 'VARCHAR', _ts: 'VARCHAR', _dur: 'VARCHAR', corr: 'VARCHAR', h: 'VARCHAR',
 } as const;
-
-/** The phases read from the stage (the rest, with no table, go to raw_records as they are). */
-const TABLED_PHASES = ['X', 'B', 'E', 'i', 'I', 'R', 'C', 'M'];
-
-/** Event fields read as exact text. */
-const EXACT = ['ts', 'dur', 'tts', 'tdur'] as const;
 
 /**
  * SQL: a device kind from a process's own words (its name, labels and the
@@ -751,20 +719,6 @@ function unquote(text: string | undefined): string | undefined {
 }
 
 /**
- * Whether a trace's host spans are written while it is scanned (a trace of
- * several parts; `TICKWISE_CHROME_STREAM=1` any, `=0` none, to compare: the
- * rows are the same), and through the host lane (streamed traces, the native
- * scanner: X events of a host category in parts of their own, loaded straight
- * into host_events by HostSpanStream.loadLane; `TICKWISE_CHROME_LANE=0`
- * stages them with the rest, to compare).
- */
-function chromeStreaming(src: SourceFile): { streamOn: boolean; laneOn: boolean } {
-  const streamEnv = process.env['TICKWISE_CHROME_STREAM'];
-  const streamOn = streamEnv === '1' || (streamEnv !== '0' && spansParts(src));
-  return { streamOn, laneOn: streamOn && process.env['TICKWISE_CHROME_LANE'] !== '0' };
-}
-
-/**
  * The staged parts' loads held back while the host lane's are behind (a
  * lane part queued or loading), while the scan runs: the lane is the
  * import's longest chain of loads (one part after another, in one
@@ -812,69 +766,6 @@ class LaneFirst {
     const held = this.held;
     this.held = [];
     for (const part of held) this.loadStaged(part);
-  }
-}
-
-/** Where a Chrome trace's scan reports: its staged parts, its host lane's parts and categories, a restart. */
-interface ChromeScanHooks {
-  readonly onPart: (part: NdjsonPart) => void;
-  readonly onLanePart: (part: NdjsonPart) => void;
-  readonly onCategory: (category: string) => void;
-  readonly onRestart: () => void;
-}
-
-/** The scan of a Chrome trace into `dir` (one plan whoever starts it: {@link importChromeTrace}, {@link startChromeScanEarly}). */
-function chromeScanOptions(dir: string, opts: ImportOptions, laneOn: boolean, hooks: ChromeScanHooks): ScanOptions {
-  const nsPerUnit = NS_PER[opts.traceTimeUnit ?? 'us'];
-  // ns exact to the femtosecond (see FS_PER_NS): scaled to fs, then the point put back; the same for the native
-  // scanner when the scale is a power of ten (every TimeUnit's is)
-  const conversion = {
-    exactKeys: EXACT,
-    exactText: false,
-    convert: (_key: string, text: string) => fsToNsText(scaleDecimal(text, nsPerUnit * FS_PER_NS)),
-    ...(/^10*$/.test(String(nsPerUnit * FS_PER_NS)) ? { nativeConvert: { kind: 'fs' as const, pow10: String(nsPerUnit * FS_PER_NS).length - 1 } } : {}),
-    partBytes: STAGE_PART_BYTES,
-  };
-  return {
-    mode: 'document',
-    records: [{
-      paths: [['[]'], ['traceEvents', '[]']],
-      out: join(dir, 'events.ndjson'),
-      ...conversion,
-      onPart: hooks.onPart,
-      ...(laneOn ? { hostLane: {
-        to: 1, kindKey: 'ph', kind: 'X', catKey: 'cat', nameKey: 'name', pidKey: 'pid', tidKey: 'tid', argsKey: 'args', corrKey: 'correlation',
-        tsKey: 'ts', durKey: 'dur', onCategory: hooks.onCategory,
-      } } : {}),
-      // events of a phase with no table (flows: 171k of a 174 MB Kineto trace's 546k events) go
-      // to raw_records as they are, not staged and read back (the native scanner only;
-      // TICKWISE_CHROME_ROUTE=0 stages them, for comparison: the store is the same)
-      ...(process.env['TICKWISE_CHROME_ROUTE'] === '0' ? {} : { route: { key: 'ph', keep: TABLED_PHASES, out: join(dir, 'untabled.usv') } }),
-      // B/E events paired per (pid, tid) as they are scanned, when the scanner can be sure they are the pairs the
-      // SQL below finds (the native scanner only; TICKWISE_CHROME_PAIRS=0 pairs them in SQL, for comparison)
-      ...(process.env['TICKWISE_CHROME_PAIRS'] === '0' ? {} : { pairs: { kindKey: 'ph', open: 'B', close: 'E', timeKey: 'ts', groupKeys: ['pid', 'tid'], out: join(dir, 'pairs.tsv') } }),
-    }, ...(laneOn ? [{ paths: [], out: join(dir, 'host.tsv'), partBytes: STAGE_PART_BYTES, onPart: hooks.onLanePart }] : [])],
-    capture: META_KEYS.map((k) => [k]),
-    onRestart: hooks.onRestart,
-  };
-}
-
-/**
- * Starts the native scan of a Chrome trace that streams (several parts)
- * before the store is open: the CLI calls it once the store's lock is held,
- * so the scan runs while DuckDB's library loads and the store's schema is
- * written (~0.1-0.2 s of a whole import), and {@link importChromeTrace}
- * takes the run over (the same plan, in the same folder). Its parts wait on
- * disk until then. Nothing starts for a trace the TypeScript scanner would
- * read.
- */
-export async function startChromeScanEarly(src: SourceFile, opts: ImportOptions = {}): Promise<void> {
-  const { streamOn, laneOn } = chromeStreaming(src);
-  if (!streamOn || earlyScanDir(src.path) !== undefined) return;
-  const dir = await processTempDir('chrome');
-  const idle = () => undefined;
-  if (!startScanEarly(src, chromeScanOptions(dir, opts, laneOn, { onPart: idle, onLanePart: idle, onCategory: idle, onRestart: idle }))) {
-    await rm(dir, { recursive: true, force: true });
   }
 }
 
@@ -1415,30 +1306,4 @@ async function eventDiagnostics(store: Store, captureId: number, diags: Diagnost
       line: Math.min(...raw.map((x) => x.line)),
     });
   }
-}
-
-/**
- * True when the events in a trace's first bytes (`head`) are mostly B/E: its
- * spans wait in the stage for their ends (see HostSpanStream), so the import
- * holds its stage to the end rather than writing spans as they come. A guess
- * from the head, for the allocator's setting only (open-inputs.ts): either
- * answer imports the same rows.
- */
-export function beginEndHeavy(head: string): boolean {
-  let be = 0;
-  let other = 0;
-  for (const m of head.matchAll(/"ph"\s*:\s*"([^"\\]*)"/g)) {
-    if (m[1] === 'B' || m[1] === 'E') be++;
-    else if (m[1] !== 'M') other++;
-  }
-  return be > 0 && be >= other;
-}
-
-/** True when the first bytes look like a Chrome trace JSON (object with traceEvents & co., or an array of events). */
-export function sniffChromeTrace(head: string): boolean {
-  if (/^\s*\{\s*"(traceEvents|displayTimeUnit|schemaVersion|deviceProperties|distributedInfo|otherData|traceName|systemTraceEvents|baseTimeNanoseconds)"\s*:/.test(head)) {
-    return !/"rocprofiler-sdk-tool"/.test(head.slice(0, 200));
-  }
-  if (/"traceEvents"\s*:\s*\[/.test(head)) return true;
-  return /^\s*\[\s*\{[\s\S]{0,4000}?"ph"\s*:\s*"/.test(head);
 }

@@ -6,8 +6,8 @@ import {
   baseName, cleanDuckdbMessage, duckdbCompression, insertAssumption, insertCapture, insertConditions, insertDevices, insertDiagnostics,
   orderByLineSeq, setImportMemory, sqlString, withTempDir,
 } from '../capture-rows';
-import { scanJsonRecords } from '../json-records';
-import { PartLoader, STAGE_PART_BYTES } from '../part-loader';
+import { STAGE_PART_BYTES, scanJsonRecords } from '../json-records';
+import { PartLoader } from '../part-loader';
 import { sha256File, type SourceFile } from '../source-file';
 import { traceMessages } from '../trace-messages';
 import type {} from '../reader-options'; // its ImportOptions fields
