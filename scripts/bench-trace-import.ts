@@ -20,8 +20,11 @@
  *
  * Steps: JSON.parse (the baseline), python3's json.load, the TypeScript
  * scanner alone (`TICKWISE_JSONSCAN=0`), the native scanner alone
- * (native/jsonscan, when built), the whole import (the readers use the
- * native scanner when it is built), and a floor under the import: DuckDB
+ * (native/jsonscan, when built), the whole import in-process (`importInput`;
+ * the readers use the native scanner when it is built), the whole import as a
+ * user runs it (`tickwise import`, the built CLI: a process of its own, start
+ * to exit, its scan started by the entry before the CLI loads: the figure of
+ * issue 16's goal), and a floor under the import: DuckDB
  * alone writing the rows that import stored (its event tables, held in
  * TEMP tables first and not timed) into a fresh store, as the import writes
  * them (host_events on one connection, the rest on a second, one thread
@@ -169,7 +172,8 @@ const loader = join(root, 'node_modules/tsx/dist/loader.mjs');
 const sqlQuote = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
 /** One measured step in a fresh process; its last stdout line is a {@link Run} as JSON. */
-function child(step: 'parse' | 'python' | 'scan' | 'nscan' | 'import' | 'write', kind: 'chrome' | 'rocprof', file: string): Run | null {
+function child(step: 'parse' | 'python' | 'scan' | 'nscan' | 'import' | 'cli' | 'write', kind: 'chrome' | 'rocprof', file: string): Run | null {
+  if (step === 'cli') return cliRun(file);
   if (step === 'python') {
     const code = `
 import gzip, json, resource, sys, time
@@ -265,6 +269,36 @@ print(json.dumps({'s': time.perf_counter() - t0, 'cpu_s': time.process_time() - 
 }
 
 /**
+ * `tickwise import <file> --db <store>` as a user runs it: the built CLI
+ * (scripts/build-cli.mjs; built above when stale), a process of its own, from
+ * its start to its exit, with its early scan (which the in-process import
+ * step has not: it starts the scan when the reader asks). Wall time around
+ * the process; CPU from this process's waited-for children's ticks; peak RSS
+ * from /usr/bin/time when it exists (else not shown).
+ */
+function cliRun(file: string): Run | null {
+  const db = join(work, 'bench.duckdb');
+  for (const p of [db, `${db}.wal`]) if (existsSync(p)) rmSync(p);
+  const childTicks = () => {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(f[13]) + Number(f[14]);
+  };
+  const argv = [process.execPath, cliEntry, 'import', file, '--db', db];
+  const timed = existsSync('/usr/bin/time');
+  const ticks0 = childTicks();
+  const t0 = performance.now();
+  const r = timed ? spawnSync('/usr/bin/time', ['-f', 'TW_TIME %M', ...argv], { encoding: 'utf8' }) : spawnSync(argv[0]!, argv.slice(1), { encoding: 'utf8' });
+  const s = (performance.now() - t0) / 1000;
+  if (r.status !== 0) {
+    console.error(r.stderr.split('\n').filter((l) => l.trim()).slice(-3).join('\n'));
+    process.exit(1);
+  }
+  const kib = Number(/TW_TIME (\d+)/.exec(r.stderr)?.[1]);
+  return { s, cpu_s: (childTicks() - ticks0) / 100, rss_mb: timed ? kib / 1024 : NaN, records: Number(/: (\d+) records/.exec(r.stdout)?.[1] ?? 0) };
+}
+
+/**
  * Checks the store the last import wrote against the input itself, so that
  * a bench run also says whether the large file was read right (a wrong
  * pairing of raw events with their texts once showed only beyond ~100 MB):
@@ -344,8 +378,10 @@ const steps = [
   ...(python ? [['python', 'python3 json.load']] : []),
   ['scan', 'TS scanner -> NDJSON (exact ts/dur)'],
   ['nscan', 'native scanner -> NDJSON'],
-  ...(args.includes('--no-import') ? [] : [['import', 'importInput (end to end)'], ['write', 'floor: DuckDB writes its rows']]),
+  ...(args.includes('--no-import') ? [] : [['import', 'importInput (in-process)'], ['cli', 'tickwise import (whole CLI process)'], ['write', 'floor: DuckDB writes its rows']]),
 ] as const;
+const cliEntry = join(root, 'packages/cli/dist/tickwise.mjs');
+if (!args.includes('--no-import')) spawnSync(process.execPath, [join(root, 'scripts/build-cli.mjs'), '--if-stale'], { stdio: 'inherit' });
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const kinds = (['chrome', 'chrome-be', 'rocprof'] as const).filter((k) => !only || k === only);
 const rows: string[] = [];

@@ -1116,8 +1116,11 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
         if (!overlap) await routedDone;
         const laneB = spans.kernels + (late?.records ?? 0);
         const hostRows = spans.host + directRows; // (the direct B's, written: the lanes weighed as before them)
+        let kernelsIn = false;
         await twoLanes(store, Math.min(laneB, hostRows) >= 0.5 * Math.max(laneB, hostRows) && Math.max(laneB, hostRows) >= LANE_MIN_ROWS, async (a) => {
-          if (overlap) await routedDone;
+          // beside the kernels' insert, after the routed events' (three at once made the peak); after the kernels'
+          // (the lanes one after the other), beside the routed events' insert if it still runs
+          if (overlap && !kernelsIn) await routedDone;
           // not sorted by line: the span table's LEFT JOINs leave a few rows of a chunk late (18 of 332k in a 174 MB
           // Kineto trace), and sorting these wide rows cost 2.5 s and 280 MB more RSS on a 1 GB trace
           await a.run(`INSERT INTO host_events
@@ -1167,7 +1170,10 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
               s_ns IS NOT NULL AND e_ns IS NOT NULL AND e_ns > s_ns, ${grid(0)}, ${grid(1)}, ${grid(2)}, NULL, line
             FROM ${SHARED}.tw_ct_k WHERE class = 'kernel' ORDER BY line`);
           if (late !== null && late.records > 0) await insertRouted(b, captureId, late, src.displayPath);
+          kernelsIn = true;
         }, overlap && late === null);
+        // (the diagnostics count raw_records' rows: the routed events' too)
+        await routedDone;
         await eventDiagnostics(store, captureId, diags, nsText, shifted);
 
         const traceSchema = unquote(meta('schemaVersion'));
