@@ -477,6 +477,10 @@ bool hostCategory(const unsigned char *text, size_t n) {
 // ---------------------------------------------------------------------------
 // Output: one spec's NDJSON, in parts.
 
+// An output's bytes are written once this many wait, at the end of a read (the plan's chunk: 1 MiB): written
+// while still in the CPU's cache (4 MiB writes cost the 174 MB Kineto trace's scan 0.1-0.3 s more system time).
+constexpr uint64_t kFlushBytes = 256u << 10;
+
 class Out {
  public:
   Out(int spec, const Spec &s) : spec_(spec), base_(s.out), path_(s.out), partBytes_(s.partBytes == 0 ? UINT64_MAX : s.partBytes) {
@@ -494,7 +498,7 @@ class Out {
     count++;
   }
   void flush(bool force) {
-    if (buf.empty() || (!force && buf.size() < std::min<uint64_t>(4u << 20, partLimit()))) return;
+    if (buf.empty() || (!force && buf.size() < std::min<uint64_t>(kFlushBytes, partLimit()))) return;
     if (std::fwrite(buf.data(), 1, buf.size(), f_) != buf.size()) fallback(std::string("write failed: ") + std::strerror(errno));
     written_ += buf.size();
     buf.clear();
@@ -543,7 +547,7 @@ class Out {
 };
 
 // ---------------------------------------------------------------------------
-// A spec's routed records (Route), or its pairs (Pairing): one file, written in 4 MiB blocks.
+// A spec's routed records (Route), or its pairs (Pairing): one file, written in blocks of kFlushBytes or more.
 
 class RoutedOut {
  public:
@@ -557,7 +561,7 @@ class RoutedOut {
   uint64_t longest = 0;  // the longest line's bytes, its newline too (a route's)
   const std::string &path() const { return path_; }
   void flush(bool force) {
-    if (buf.empty() || (!force && buf.size() < (4u << 20))) return;
+    if (buf.empty() || (!force && buf.size() < kFlushBytes)) return;
     if (std::fwrite(buf.data(), 1, buf.size(), f_) != buf.size()) fallback(std::string("write failed: ") + std::strerror(errno));
     buf.clear();
   }
