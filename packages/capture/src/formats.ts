@@ -8,7 +8,8 @@ import { importIreeperfJsonl, type ImportOptions, type ImportResult } from './re
 import { openSource, readHead, type SourceFile } from './source-file';
 import { beginImportMemory, importMemoryInForce } from './capture-rows';
 import { importRecorderDir, sniffRecorderDir } from './recorder-import';
-import { importRocprofCsv, importRocprofJson, sniffRocprofCsv, sniffRocprofJson } from './readers/rocprofv3';
+import { importRocprofCsv, importRocprofJson, sniffRocprofCsv } from './readers/rocprofv3';
+import { sniffRocprofJson } from './readers/rocprofv3-scan';
 import { importRocpd, sniffRocpd } from './readers/rocpd';
 import { importChromeTrace } from './readers/chrome-trace';
 import { sniffChromeTrace } from './readers/chrome-scan';

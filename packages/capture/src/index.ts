@@ -20,6 +20,7 @@ export * from './timelines';
 export * from './trace-messages';
 export * from './json-records';
 export * from './readers/rocprofv3';
+export * from './readers/rocprofv3-scan';
 export * from './readers/rocpd';
 export * from './readers/chrome-trace';
 export * from './readers/chrome-scan';

@@ -257,10 +257,11 @@ export async function freeMemoryPromptlyFor(inputs: readonly string[], formats: 
 
 /**
  * Starts the first input's scan before the store opens, where its reader can
- * take it over (a Chrome trace of several parts, read by the native scanner:
- * see `startChromeScanEarly`): the CLI calls it once the store's lock is
- * held, so the scan runs while DuckDB's library loads and the store is
- * opened. Only the first input (the others would wait anyway). Call
+ * take it over (a Chrome trace of several parts or a rocprofv3 JSON, read by
+ * the native scanner: see `startChromeScanEarly`, `startRocprofScanEarly`):
+ * the CLI calls it once the store's lock is held, so the scan runs while
+ * DuckDB's library loads and the store is opened (when its entry has not
+ * started the scan already: `startScanFromEntry`). Only the first input (the others would wait anyway). Call
  * {@link discardEarlyScans} when the import ends, whatever its outcome: it
  * stops a scan no reader took and removes its files.
  */
@@ -275,9 +276,8 @@ export async function startImportEarly(inputs: readonly string[], formats: Reado
   try {
     const { detectFormat } = await import('./formats');
     const found = opts.format ?? formats.get(input) ?? (await detectFormat(src).catch(() => undefined));
-    if (found !== 'chrome-trace') return;
-    const { startChromeScanEarly } = await import('./readers/chrome-scan');
-    await startChromeScanEarly(src, opts);
+    if (found === 'chrome-trace') await (await import('./readers/chrome-scan')).startChromeScanEarly(src, opts);
+    else if (found === 'rocprofv3-json') await (await import('./readers/rocprofv3-scan')).startRocprofScanEarly(src);
   } finally {
     await src.cleanup().catch(() => undefined);
   }

@@ -1,6 +1,6 @@
 /**
- * A Chrome trace's native scan started before the store opens (the CLI does
- * it while DuckDB loads: `startImportEarly`): the reader takes the run over
+ * A Chrome trace's (or rocprofv3 JSON's) native scan started before the
+ * store opens (the CLI does it while DuckDB loads: `startImportEarly`): the reader takes the run over
  * when it asks for the same plan on the same version of the file, and the
  * store is the one a scan started by the reader gives; any other plan or
  * version, and the early run is stopped and the scan starts afresh; a run no
@@ -132,6 +132,23 @@ describe('a scan started early', () => {
     expect(scanDirs()).toEqual(before);
     expect(said).toEqual(['tw-jsonscan: the early scan stopped (another plan, or the file changed)',
       'tw-jsonscan: the early scan stopped (another plan, or the file changed)']);
+  });
+
+  it('of a rocprofv3 JSON is taken over by its reader: the same store as a scan the reader starts', { timeout: 120_000 }, async () => {
+    vi.stubEnv('TICKWISE_JSONSCAN', BIN!);
+    const file = join(tmp(), 'results.json');
+    const kd = Array.from({ length: 5000 }, (_, i) => `{"correlation_id":{"internal":${i + 1},"external":0},"start_timestamp":${1e6 + i * 100},"end_timestamp":${1e6 + i * 100 + 40},`
+      + `"dispatch_info":{"agent_id":{"handle":2},"queue_id":{"handle":3},"kernel_id":${1 + (i % 2)},"dispatch_id":${i + 1},"workgroup_size":{"x":64,"y":1,"z":1},"grid_size":{"x":256,"y":1,"z":1}}}`);
+    writeFileSync(file, `{"rocprofiler-sdk-tool":[{"metadata":{"pid":7},"agents":[{"id":{"handle":2},"type":2,"node_id":1,"logical_node_id":1,"name":"gfx942"}],`
+      + `"kernel_symbols":[{"kernel_id":1,"kernel_name":"a"},{"kernel_id":2,"kernel_name":"b"}],"buffer_records":{"kernel_dispatch":[\n${kd.join(',\n')}\n]}}]}\n`);
+    const reference = await dump(file);
+    expect(JSON.parse(reference)[2].length).toBe(5000);
+    const said = heard();
+    await startImportEarly([file], new Map());
+    expect(earlyScanDir(file)).toBeDefined();
+    await scanned(file);
+    expect(await dump(file)).toBe(reference);
+    expect(said).toEqual(['tw-jsonscan: the early scan taken over']);
   });
 
   it('that no reader takes is stopped and its folder removed; one the native scanner would not read never starts', { timeout: 60_000 }, async () => {

@@ -1,7 +1,7 @@
 /**
  * `tickwise import`'s early start (src/early.ts): the built CLI's entry reads
- * the command line without yargs and starts a large Chrome trace's scan
- * before the CLI loads. What it reads of a command line; that the reader
+ * the command line without yargs and starts a large Chrome trace's or
+ * rocprofv3 JSON's scan before the CLI loads. What it reads of a command line; that the reader
  * takes the run over and the store is the one an import without it writes;
  * that a run the import never takes (a usage error) is stopped and its
  * folder removed at exit; that nothing starts while another process holds
@@ -31,7 +31,8 @@ describe('the command line the early start reads', () => {
     expect(of('import --db s.duckdb -- --odd-name.json')).toEqual({ input: '--odd-name.json', db: 's.duckdb' });
     // the time unit goes into the scan's plan
     expect(of('import t.json --db s.duckdb --trace-time-unit ns')).toEqual({ input: 't.json', db: 's.duckdb', traceTimeUnit: 'ns' });
-    expect(of('import t.json --db s.duckdb --traceTimeUnit=ms --input-format chrome-trace')).toEqual({ input: 't.json', db: 's.duckdb', traceTimeUnit: 'ms' });
+    expect(of('import t.json --db s.duckdb --traceTimeUnit=ms --input-format chrome-trace')).toEqual({ input: 't.json', db: 's.duckdb', traceTimeUnit: 'ms', format: 'chrome-trace' });
+    expect(of('import r.json --input-format=rocprofv3-json --db s.duckdb')).toEqual({ input: 'r.json', db: 's.duckdb', format: 'rocprofv3-json' });
   });
 
   it('nothing for another verb, --help, a short option, no store, stdin, another format or a unit yargs refuses', () => {
@@ -65,18 +66,40 @@ describe('the built CLI starts a large Chrome trace\'s scan before it loads', ()
     writeFileSync(trace, `{"traceEvents":[\n${ev.join(',\n')}\n]}\n`);
   }, 300_000);
 
-  it('the import takes the run over, and stores what an import without it stores', { timeout: 120_000 }, () => {
+  /** The dispatches' and host events' counts and sums of an import of `file` with the early start, and without it (`TICKWISE_SCAN_EARLY=0`). */
+  const both = (file: string, name: string): string[] => {
     const dump = 'SELECT (SELECT count(*) FROM dispatches) AS k, (SELECT sum(dur_ns) FROM dispatches) AS kd, (SELECT count(*) FROM host_events) AS h, (SELECT sum(end_ns) FROM host_events) AS he';
     const stores: string[] = [];
     for (const off of [false, true]) {
-      const db = join(work, `${off ? 'late' : 'early'}.duckdb`);
-      const r = run(['import', trace, '--db', db], off ? { TICKWISE_SCAN_EARLY: '0' } : {});
+      const db = join(work, `${name}-${off ? 'late' : 'early'}.duckdb`);
+      const r = run(['import', file, '--db', db], off ? { TICKWISE_SCAN_EARLY: '0' } : {});
       expect(r.status, r.stderr).toBe(0);
       // TICKWISE_SCAN_EARLY=0: no early scan, neither at the entry nor once the store's lock is held
-      expect(early(r.stderr)).toEqual(off ? [] : [`tw-jsonscan: the early scan of ${trace} started before the CLI loaded`, `tw-jsonscan: the early scan of ${trace} taken over`]);
+      expect(early(r.stderr)).toEqual(off ? [] : [`tw-jsonscan: the early scan of ${file} started before the CLI loaded`, `tw-jsonscan: the early scan of ${file} taken over`]);
       stores.push(execFileSync('node', [bundle, 'sql', db, dump, '--format', 'json'], { encoding: 'utf8' }));
     }
+    return stores;
+  };
+
+  it('the import takes the run over, and stores what an import without it stores', { timeout: 120_000 }, () => {
+    const stores = both(trace, 'chrome');
     expect(JSON.parse(stores[0]!)).toEqual([{ k: 10_000, kd: 20_000_000, h: 10_000, he: expect.any(Number) }]);
+    expect(stores[0]).toBe(stores[1]);
+  });
+
+  it('a rocprofv3 JSON\'s too', { timeout: 120_000 }, () => {
+    const file = join(work, 'results.json');
+    const kd: string[] = [];
+    for (let i = 0; i < 20_000; i++) {
+      kd.push(`{"size":96,"kind":2,"correlation_id":{"internal":${i + 1},"external":0},"start_timestamp":${1_000_000 + i * 100},"end_timestamp":${1_000_000 + i * 100 + 40 + (i % 7)},`
+        + `"dispatch_info":{"size":64,"agent_id":{"handle":2},"queue_id":{"handle":3},"kernel_id":${1 + (i % 3)},"dispatch_id":${i + 1},"workgroup_size":{"x":64,"y":1,"z":1},"grid_size":{"x":4096,"y":1,"z":1}}}`);
+    }
+    writeFileSync(file, `{"rocprofiler-sdk-tool":[{"metadata":{"pid":42},"agents":[{"id":{"handle":1},"type":1,"node_id":0,"logical_node_id":0,"name":"cpu"},`
+      + `{"id":{"handle":2},"type":2,"node_id":1,"logical_node_id":1,"name":"gfx942","product_name":"AMD Instinct MI300X"}],`
+      + `"kernel_symbols":[${[1, 2, 3].map((k) => `{"kernel_id":${k},"kernel_name":"k${k}","formatted_kernel_name":"k${k}"}`).join(',')}],`
+      + `"buffer_records":{"kernel_dispatch":[\n${kd.join(',\n')}\n]}}]}\n`);
+    const stores = both(file, 'rocprof');
+    expect(JSON.parse(stores[0]!)).toEqual([{ k: 20_000, kd: expect.any(Number), h: 0, he: null }]);
     expect(stores[0]).toBe(stores[1]);
   });
 

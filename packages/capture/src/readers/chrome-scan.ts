@@ -3,17 +3,16 @@
  * routes), whether it streams, and its start before the store opens. Light
  * on purpose (no DuckDB, no store, no reader): the CLI's entry loads it
  * before the rest of the CLI (`@tickwise/capture/early`), so the scan of a
- * large trace starts ~0.15 s sooner, while the CLI's modules load
- * ({@link startChromeImportEarly}); {@link importChromeTrace} in
- * chrome-trace.ts takes the run over.
+ * large trace starts ~0.1 s sooner, while the CLI's modules load;
+ * {@link importChromeTrace} in chrome-trace.ts takes the run over.
  */
-import { rm, stat } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { NS_PER } from '@tickwise/time';
 import type { ImportOptions } from './ireeperf-jsonl';
 import { STAGE_PART_BYTES, scaleDecimal, spansParts, startScanEarly, type NdjsonPart, type ScanOptions } from '../json-records';
-import { earlyScanDir, stopEarlyScansAtExit } from '../json-records-native';
-import { openSource, processTempDir, readHead, type SourceFile } from '../source-file';
+import { earlyScanDir } from '../json-records-native';
+import { processTempDir, type SourceFile } from '../source-file';
 import type {} from '../reader-options'; // its ImportOptions fields
 
 /** Top-level keys kept as metadata. */
@@ -120,36 +119,6 @@ export async function startChromeScanEarly(src: SourceFile, opts: ImportOptions 
   const idle = () => undefined;
   if (!startScanEarly(src, chromeScanOptions(dir, opts, laneOn, { onPart: idle, onLanePart: idle, onCategory: idle, onRestart: idle }))) {
     await rm(dir, { recursive: true, force: true });
-  }
-}
-
-/**
- * The CLI entry's early start (`tickwise import`, before yargs, the verb's
- * modules and DuckDB load: ~0.15 s of a start-up, on one core, while the
- * other idled): starts the scan of `input` when it is a regular file whose
- * first bytes look like a Chrome trace that streams. A guess (the format is
- * detected again after, by every sniffer): a scan no reader takes is stopped
- * and its folder removed ({@link discardEarlyScans} when the import ends, or
- * at the process's exit when the CLI stopped before: a usage error). Never
- * throws; true when a scan started.
- */
-export async function startChromeImportEarly(input: string, opts: ImportOptions = {}): Promise<boolean> {
-  try {
-    const st = await stat(input);
-    if (!st.isFile()) return false;
-    const src = await openSource(input);
-    try {
-      if (!chromeStreaming(src).streamOn || !sniffChromeTrace(await readHead(src))) return false;
-      await startChromeScanEarly(src, opts);
-      const started = earlyScanDir(src.path) !== undefined;
-      if (started) stopEarlyScansAtExit();
-      if (started && process.env['TICKWISE_TRACE_SCAN']) process.stderr.write(`tw-jsonscan: the early scan of ${src.displayPath} started before the CLI loaded\n`);
-      return started;
-    } finally {
-      await src.cleanup();
-    }
-  } catch {
-    return false;
   }
 }
 

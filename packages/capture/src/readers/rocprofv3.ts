@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import type { Store } from '@tickwise/store';
 import { TickwiseError } from '@tickwise/time';
 import type { Diagnostic, ImportOptions, ImportResult } from './ireeperf-jsonl';
@@ -6,11 +5,13 @@ import {
   baseName, cleanDuckdbMessage, duckdbCompression, insertAssumption, insertCapture, insertConditions, insertDevices, insertDiagnostics,
   orderByLineSeq, setImportMemory, sqlString, withTempDir,
 } from '../capture-rows';
-import { STAGE_PART_BYTES, scanJsonRecords } from '../json-records';
+import { scanJsonRecords } from '../json-records';
+import { earlyScanDir } from '../json-records-native';
 import { PartLoader } from '../part-loader';
 import { sha256File, type SourceFile } from '../source-file';
 import { traceMessages } from '../trace-messages';
 import type {} from '../reader-options'; // its ImportOptions fields
+import { JSON_HOST_KINDS, ROCPROF_RECORDS, ROCPROF_TOOL, rocprofScanOptions } from './rocprofv3-scan';
 
 /**
  * rocprofv3 (ROCm's rocprofiler-sdk tool) kernel traces: the
@@ -303,17 +304,6 @@ export async function importRocprofCsv(store: Store, src: SourceFile, opts: Impo
   }
 }
 
-/** The buffer-record kinds of results.json that become host events, with the host_events kind they get. */
-const JSON_HOST_KINDS = {
-  hip_api: 'hip_api',
-  hsa_api: 'hsa_api',
-  marker_api: 'marker_api',
-  rccl_api: 'rccl_api',
-  memory_copy: 'memory_copy',
-} as const;
-
-const TOOL = 'rocprofiler-sdk-tool';
-
 /**
  * Imports rocprofv3's JSON output. The file is one JSON object of any size:
  * it is streamed (never JSON.parse'd whole), its record arrays written to
@@ -331,30 +321,26 @@ export async function importRocprofJson(store: Store, src: SourceFile, opts: Imp
     const corr = `correlation_id: 'STRUCT(internal UBIGINT, external UBIGINT)'`;
     const hostColumns = `kind: 'VARCHAR', operation: 'VARCHAR', thread_id: 'UBIGINT', ${corr}, start_timestamp: 'UBIGINT',
           end_timestamp: 'UBIGINT', dst_agent_id: 'STRUCT(handle UBIGINT)', src_agent_id: 'STRUCT(handle UBIGINT)', bytes: 'UBIGINT'`;
-    // each record kind: its path, its staging table and columns (read by DuckDB in parts while the scan goes on)
-    const kinds = [
+    // each record kind (rocprofv3-scan.ts: its path, in the scan's order): its staging table and columns (read by
+    // DuckDB in parts while the scan goes on)
+    const staging: Record<string, { table: string; columns: string }> = {
       // (thread_id and stream_id are not read: no table keeps them for a dispatch, and each column costs every record's parse)
-      { path: [TOOL, '[]', 'buffer_records', 'kernel_dispatch', '[]'], name: 'kd', table: 'tw_rpj_kd', columns: `${corr}, start_timestamp: 'UBIGINT', end_timestamp: 'UBIGINT',
+      kd: { table: 'tw_rpj_kd', columns: `${corr}, start_timestamp: 'UBIGINT', end_timestamp: 'UBIGINT',
         dispatch_info: 'STRUCT(agent_id STRUCT(handle UBIGINT), queue_id STRUCT(handle UBIGINT), kernel_id UBIGINT, dispatch_id UBIGINT,
           workgroup_size STRUCT(x UBIGINT, y UBIGINT, z UBIGINT), grid_size STRUCT(x UBIGINT, y UBIGINT, z UBIGINT))'` },
-      { path: [TOOL, '[]', 'agents', '[]'], name: 'agents', table: 'tw_rpj_agents', columns: `id: 'STRUCT(handle UBIGINT)', type: 'VARCHAR', node_id: 'UBIGINT', logical_node_id: 'UBIGINT',
+      agents: { table: 'tw_rpj_agents', columns: `id: 'STRUCT(handle UBIGINT)', type: 'VARCHAR', node_id: 'UBIGINT', logical_node_id: 'UBIGINT',
         name: 'VARCHAR', product_name: 'VARCHAR', model_name: 'VARCHAR'` },
-      { path: [TOOL, '[]', 'kernel_symbols', '[]'], name: 'syms', table: 'tw_rpj_syms', columns: `kernel_id: 'UBIGINT', kernel_name: 'VARCHAR', formatted_kernel_name: 'VARCHAR', truncated_kernel_name: 'VARCHAR'` },
-      ...hostKinds.map((k, i) => ({ path: [TOOL, '[]', 'buffer_records', k, '[]'], name: k, table: `tw_rpj_h${i}`, columns: hostColumns })),
-    ];
+      syms: { table: 'tw_rpj_syms', columns: `kernel_id: 'UBIGINT', kernel_name: 'VARCHAR', formatted_kernel_name: 'VARCHAR', truncated_kernel_name: 'VARCHAR'` },
+      ...Object.fromEntries(hostKinds.map((k, i) => [k, { table: `tw_rpj_h${i}`, columns: hostColumns }])),
+    };
     await setImportMemory(store, src, ROCPROF_MEMORY);
     const loader = await PartLoader.start(store, 268435456, src);
     let scan;
     try {
-      scan = await scanJsonRecords(src, {
-        mode: 'document',
-        records: kinds.map((k, i) => ({
-          paths: [k.path], out: join(dir, `${k.name}.ndjson`), partBytes: STAGE_PART_BYTES,
-          onPart: loader.into(i, k.table, `_line: 'UBIGINT', _i: 'UBIGINT[]', ${k.columns}`),
-        })),
-        capture: [[TOOL, '[]', 'metadata'], [TOOL, '[]', 'strings', 'buffer_records']],
-        onRestart: () => loader.restart(),
-      });
+      scan = await scanJsonRecords(src, rocprofScanOptions(dir, (i) => {
+        const k = staging[ROCPROF_RECORDS[i]!.name]!;
+        return loader.into(i, k.table, `_line: 'UBIGINT', _i: 'UBIGINT[]', ${k.columns}`);
+      }, () => loader.restart()));
     } finally {
       await loader.settle(); // never leave a load running on the store (the scan may have failed)
     }
@@ -362,7 +348,7 @@ export async function importRocprofJson(store: Store, src: SourceFile, opts: Imp
     for (const i of scan.issues) diags.push(i);
     const processes = [...scan.captured.keys()].filter((k) => k.endsWith('/metadata')).length;
     if (processes === 0 && scan.counts[0] === 0) {
-      throw new TickwiseError('wrong-format', `not rocprofv3 JSON output: no "${TOOL}" entries with metadata or kernel dispatches`, { file: src.displayPath, line: 1 });
+      throw new TickwiseError('wrong-format', `not rocprofv3 JSON output: no "${ROCPROF_TOOL}" entries with metadata or kernel dispatches`, { file: src.displayPath, line: 1 });
     }
     try {
       opts.onProgress?.('reading records');
@@ -451,18 +437,13 @@ export async function importRocprofJson(store: Store, src: SourceFile, opts: Imp
       await store.run('DROP VIEW IF EXISTS tw_rpj_agent').catch(() => undefined);
       await dropRocprofStaging(store).catch(() => undefined);
     }
-  });
+  }, earlyScanDir(src.path)); // an early scan's folder (the plan names it): see startRocprofScanEarly
 }
 
 /** True when a file's first bytes look like a rocprofv3 kernel trace CSV header. */
 export function sniffRocprofCsv(head: string): boolean {
   const first = head.split(/\r?\n/, 1)[0] ?? '';
   return /"?Kernel_Name"?/.test(first) && /"?Start_Timestamp"?/.test(first) && /"?End_Timestamp"?/.test(first);
-}
-
-/** True when a file's first bytes look like rocprofv3's JSON output. */
-export function sniffRocprofJson(head: string): boolean {
-  return /^\s*\{\s*"rocprofiler-sdk-tool"\s*:/.test(head);
 }
 
 /**
