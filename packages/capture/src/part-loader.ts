@@ -159,6 +159,17 @@ export class PartLoader {
     if (this.chains.size === 0) this.chains.set(this.store, undo);
   }
 
+  /**
+   * The store's own thread count, taken from the loader: {@link settle} no
+   * longer gives it back, the caller does (undefined when the loader did not
+   * change it).
+   */
+  holdThreads(): string | undefined {
+    const t = this.threads;
+    this.threads = undefined;
+    return t;
+  }
+
   /** Waits for every load issued, whatever happened (for a `finally`: nothing is left running on the store). */
   async settle(): Promise<void> {
     await this.all().catch(() => undefined);

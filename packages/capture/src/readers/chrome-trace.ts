@@ -348,6 +348,10 @@ class HostSpanStream {
   private loadedBytes = 0;
   /** A host lane part has been loaded. */
   private laned = false;
+  /** Whether a host lane part has been loaded (its commit then runs on the lane's connection after the scan). */
+  get hasLaneRows(): boolean {
+    return this.laned;
+  }
   private heavy = false;
   /** Parts go straight into the stage (see {@link noteStageHeavy}). */
   private direct = false;
@@ -782,6 +786,13 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
   return withTempDir('tickwise-chrome-', async (dir) => {
     // the connections opened here (the host lane's): closed whatever happens
     const opened: Store[] = [];
+    // DuckDB's thread count the part loader set down to one while scanning, held at one after the scan (see below)
+    let heldThreads: string | undefined;
+    const restoreThreads = async () => {
+      const t = heldThreads;
+      heldThreads = undefined;
+      if (t !== undefined) await store.run(`SET threads = ${Number(t) || 1}`);
+    };
     try {
       // DuckDB's memory bounded by the trace's size, 700 MB at most (a 1 GB trace peaked at 1.7 GB RSS under 1GB,
       // ~1.45 GB under 700MB, as fast), and at least read_json's buffers on two threads and 50 MB. While the host
@@ -832,6 +843,11 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
           },
         }));
         order.scanEnded();
+        // after the scan, while the lane's commit and the routed events' insert run on connections of their own,
+        // every statement on one thread (three connections on two cores): DuckDB's threads back once both are done
+        if (process.env['TICKWISE_CHROME_HOLD_THREADS'] !== '0' && (streamer.hasLaneRows || (scan.routed?.[0]?.records ?? 0) >= LANE_MIN_ROWS)) {
+          heldThreads = loader.holdThreads();
+        }
       } catch (e) {
         order.discard();
         await loader.settle();
@@ -1174,6 +1190,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
         }, overlap && late === null);
         // (the diagnostics count raw_records' rows: the routed events' too)
         await routedDone;
+        await restoreThreads();
         await eventDiagnostics(store, captureId, diags, nsText, shifted);
 
         const traceSchema = unquote(meta('schemaVersion'));
@@ -1201,6 +1218,7 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
         await store.run(`DETACH DATABASE IF EXISTS ${SHARED}`).catch(() => undefined);
       }
     } finally {
+      await restoreThreads().catch(() => undefined);
       for (const c of opened) await c.close().catch(() => undefined);
     }
   }, earlyScanDir(src.path)); // an early scan's folder (the plan names it): see startChromeScanEarly
