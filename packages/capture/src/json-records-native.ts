@@ -159,7 +159,7 @@ let exitHook = false;
 /**
  * At this process's exit, whatever ends it first, every early scan no reader
  * took is killed and its folder removed: for a scan started before the CLI
- * parsed its arguments (`startChromeImportEarly`), whose import may never
+ * parsed its arguments (`startScanFromEntry`), whose import may never
  * run (a usage error exits before {@link discardEarlyScans} would).
  */
 export function stopEarlyScansAtExit(): void {
