@@ -1,13 +1,14 @@
 import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
+import { rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { TickwiseError } from '@tickwise/time';
 import { JsonTokenizer, Tok, byteName } from './json-tokenizer';
-import { nativePlan, nativeScannerFor, scanNative, startNativeEarly } from './json-records-native';
+import { earlyScanDir, nativePlan, nativeScannerFor, scanNative, startNativeEarly } from './json-records-native';
 export { scaleDecimal } from './decimal-scale';
 import { traceMessages } from './trace-messages';
-import { envBytes, type SourceFile } from './source-file';
+import { envBytes, processTempDir, type SourceFile } from './source-file';
 import type { Diagnostic } from './readers/ireeperf-jsonl';
 
 /**
@@ -988,16 +989,20 @@ function nativeScanOf(src: SourceFile, opts: ScanOptions, maxRecord: number): { 
 }
 
 /**
- * Starts the native scan {@link scanJsonRecords} would run for `opts` now,
- * before its caller is ready for the parts (see json-records-native.ts:
- * `scanJsonRecords` with the same options on the same file takes it over).
- * Its output folder is the first record spec's. False when the native
- * scanner would not read it (nothing started).
+ * Starts the native scan {@link scanJsonRecords} would run for `optsIn(dir)`
+ * now, before its caller is ready for the parts (see json-records-native.ts:
+ * `scanJsonRecords` with the same options on the same file takes it over),
+ * its output in a fresh folder `dir` of this process (`what`: its name's
+ * kind), which the run's reader adopts (`earlyScanDir`). Nothing starts
+ * when a scan of the file already runs, or the native scanner would not
+ * read it (the folder is removed then).
  */
-export function startScanEarly(src: SourceFile, opts: ScanOptions): boolean {
-  if (src.compression === 'zstd') return false;
+export async function startScanEarly(src: SourceFile, what: string, optsIn: (dir: string) => ScanOptions): Promise<void> {
+  if (src.compression === 'zstd' || earlyScanDir(src.path) !== undefined) return;
+  const dir = await processTempDir(what);
+  const opts = optsIn(dir);
   const native = nativeScanOf(src, opts, maxRecordBytesOf(opts));
-  return native !== null && startNativeEarly(native.bin, src, native.plan, native.capdir);
+  if (native === null || !startNativeEarly(native.bin, src, native.plan, native.capdir)) await rm(dir, { recursive: true, force: true });
 }
 
 /** The TypeScript scanner: every input, the reference for errors and repairs. */

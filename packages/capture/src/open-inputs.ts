@@ -276,8 +276,7 @@ export async function startImportEarly(inputs: readonly string[], formats: Reado
   try {
     const { detectFormat } = await import('./formats');
     const found = opts.format ?? formats.get(input) ?? (await detectFormat(src).catch(() => undefined));
-    if (found === 'chrome-trace') await (await import('./readers/chrome-scan')).startChromeScanEarly(src, opts);
-    else if (found === 'rocprofv3-json') await (await import('./readers/rocprofv3-scan')).startRocprofScanEarly(src);
+    if (found !== undefined) await (await import('./early')).startScanOf(src, found, opts);
   } finally {
     await src.cleanup().catch(() => undefined);
   }

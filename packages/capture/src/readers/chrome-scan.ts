@@ -6,13 +6,11 @@
  * large trace starts ~0.1 s sooner, while the CLI's modules load;
  * {@link importChromeTrace} in chrome-trace.ts takes the run over.
  */
-import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { NS_PER } from '@tickwise/time';
 import type { ImportOptions } from './ireeperf-jsonl';
 import { STAGE_PART_BYTES, scaleDecimal, spansParts, startScanEarly, type NdjsonPart, type ScanOptions } from '../json-records';
-import { earlyScanDir } from '../json-records-native';
-import { processTempDir, type SourceFile } from '../source-file';
+import type { SourceFile } from '../source-file';
 import type {} from '../reader-options'; // its ImportOptions fields
 
 /** Top-level keys kept as metadata. */
@@ -114,12 +112,9 @@ export function chromeScanOptions(dir: string, opts: ImportOptions, laneOn: bool
  */
 export async function startChromeScanEarly(src: SourceFile, opts: ImportOptions = {}): Promise<void> {
   const { streamOn, laneOn } = chromeStreaming(src);
-  if (!streamOn || earlyScanDir(src.path) !== undefined) return;
-  const dir = await processTempDir('chrome');
+  if (!streamOn) return;
   const idle = () => undefined;
-  if (!startScanEarly(src, chromeScanOptions(dir, opts, laneOn, { onPart: idle, onLanePart: idle, onCategory: idle, onRestart: idle }))) {
-    await rm(dir, { recursive: true, force: true });
-  }
+  await startScanEarly(src, 'chrome', (dir) => chromeScanOptions(dir, opts, laneOn, { onPart: idle, onLanePart: idle, onCategory: idle, onRestart: idle }));
 }
 
 /**

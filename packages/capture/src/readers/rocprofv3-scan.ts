@@ -5,11 +5,9 @@
  * `@tickwise/capture/early`, and {@link importRocprofJson} in rocprofv3.ts
  * takes the run over.
  */
-import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { STAGE_PART_BYTES, startScanEarly, type NdjsonPart, type ScanOptions } from '../json-records';
-import { earlyScanDir } from '../json-records-native';
-import { processTempDir, type SourceFile } from '../source-file';
+import type { SourceFile } from '../source-file';
 
 /** The top-level key of rocprofv3's JSON: one entry per profiled process. */
 export const ROCPROF_TOOL = 'rocprofiler-sdk-tool';
@@ -51,9 +49,7 @@ export function rocprofScanOptions(dir: string, onPart: (i: number) => ((part: N
  * already runs.
  */
 export async function startRocprofScanEarly(src: SourceFile): Promise<void> {
-  if (earlyScanDir(src.path) !== undefined) return;
-  const dir = await processTempDir('rocprof');
-  if (!startScanEarly(src, rocprofScanOptions(dir, () => undefined))) await rm(dir, { recursive: true, force: true });
+  await startScanEarly(src, 'rocprof', (dir) => rocprofScanOptions(dir, () => undefined));
 }
 
 /** True when a file's first bytes look like rocprofv3's JSON output. */
