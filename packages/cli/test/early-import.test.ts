@@ -87,6 +87,15 @@ describe('the built CLI starts a large Chrome trace\'s scan before it loads', ()
     expect(stores[0]).toBe(stores[1]);
   });
 
+  it('real traces: two Kineto traces large enough to stream (gzip) and the rocprofv3 JSON fixture, the same stores either way', { timeout: 240_000 }, () => {
+    const external = join(root, '../shared/fixtures/external');
+    for (const f of ['chrome-trace/hta_trace_diff_control.json.gz', 'chrome-trace/tracelens_mi300_owlv2.json.gz', 'rocprofv3-json/tracelens_908_results.json.gz']) {
+      const stores = both(join(external, f), f.replace(/\W/g, '_'));
+      expect(Number(JSON.parse(stores[0]!)[0].k), f).toBeGreaterThan(1000);
+      expect(stores[0], f).toBe(stores[1]);
+    }
+  });
+
   it('a rocprofv3 JSON\'s too', { timeout: 120_000 }, () => {
     const file = join(work, 'results.json');
     const kd: string[] = [];
