@@ -52,7 +52,14 @@ export interface SplitStage {
 /** The record type read with the narrow columns. */
 const DISPATCH = 'dispatch_event';
 
-/** The temp tables of a split stage (the caller drops them with its own). */
+/**
+ * The split stage's tables live in a database attached in memory, not in
+ * TEMP tables (a connection's own): a sibling connection reads them too
+ * ({@link splitViews}), for the dispatch insert that runs beside the other
+ * tables' (ireeperf-jsonl.ts).
+ */
+export const SPLIT_DB = 'tw_ip_mem';
+/** The tables of a split stage, in {@link SPLIT_DB} (dropped with it: {@link dropSplit}). */
 export const SPLIT_TABLES = ['tw_stage_main', 'tw_stage_queue', 'tw_stage_rare'] as const;
 
 /**
@@ -72,43 +79,37 @@ export async function stageSplit(store: Store, path: string, stage: SplitStage, 
   const cols = (names: readonly string[], copy = true) => `{${[...(copy ? ["'_l': 'BIGINT'"] : []), ...names.map((c) => `'${c}': '${stage.columns[c]}'`)].join(', ')}}`;
   const all = Object.keys(stage.columns);
   const queueTypes = stage.queueTypes.map((t) => `'${t}'`).join(', ');
+  const [main, queue, rare] = SPLIT_TABLES.map((t) => `${SPLIT_DB}.${t}`) as [string, string, string];
   try {
     const split = splitLines(bin, path, files.queue, stage.queueTypes, files.rare);
     split.catch(() => undefined);
+    await store.run(`DETACH DATABASE IF EXISTS ${SPLIT_DB}`);
+    await store.run(`ATTACH ':memory:' AS ${SPLIT_DB}`);
     try {
-      await createTempFromJson(store, 'tw_stage_main', (size) => stage.readJson(path, cols(stage.dispatchColumns, false), size), stage.largeObjectBytes);
+      await createFromJson(store, main, (size) => stage.readJson(path, cols(stage.dispatchColumns, false), size), stage.largeObjectBytes);
     } catch (e) {
       await split.catch(() => undefined);
       throw e;
     }
     const copied = await split.catch(() => null);
     if (copied === null) return await giveUp(store);
-    for (const [table, file, names, n] of [['tw_stage_queue', files.queue, stage.queueColumns, copied.queue], ['tw_stage_rare', files.rare, all, copied.rare]] as const) {
+    for (const [table, file, names, n] of [[queue, files.queue, stage.queueColumns, copied.queue], [rare, files.rare, all, copied.rare]] as const) {
       if (n === 0) {
-        await store.run(`CREATE TEMP TABLE ${table} AS SELECT NULL::BIGINT AS _l, ${names.map((c) => `NULL::${stage.columns[c]} AS "${c}"`).join(', ')} LIMIT 0`);
+        await store.run(`CREATE TABLE ${table} AS SELECT NULL::BIGINT AS _l, ${names.map((c) => `NULL::${stage.columns[c]} AS "${c}"`).join(', ')} LIMIT 0`);
       } else {
-        await createTempFromJson(store, table, (size) => stage.readJson(file, cols(names), size), stage.largeObjectBytes);
+        await createFromJson(store, table, (size) => stage.readJson(file, cols(names), size), stage.largeObjectBytes);
       }
     }
     const check = (await store.rows(`WITH copied AS (
-        SELECT _l, record_type FROM tw_stage_queue UNION ALL SELECT _l, record_type FROM tw_stage_rare WHERE record_type IS DISTINCT FROM '${DISPATCH}')
+        SELECT _l, record_type FROM ${queue} UNION ALL SELECT _l, record_type FROM ${rare} WHERE record_type IS DISTINCT FROM '${DISPATCH}')
       SELECT
-        (SELECT count(*) FROM tw_stage_main WHERE record_type IS DISTINCT FROM '${DISPATCH}') AS want,
+        (SELECT count(*) FROM ${main} WHERE record_type IS DISTINCT FROM '${DISPATCH}') AS want,
         (SELECT count(*) FROM copied) AS have,
-        (SELECT count(*) FROM copied r JOIN (SELECT rowid + 1 AS line, record_type FROM tw_stage_main) m
+        (SELECT count(*) FROM copied r JOIN (SELECT rowid + 1 AS line, record_type FROM ${main}) m
           ON m.line = r._l AND m.record_type IS NOT DISTINCT FROM r.record_type) AS matched,
-        (SELECT count(*) FROM tw_stage_queue WHERE record_type IS NULL OR record_type NOT IN (${queueTypes})) AS misplaced`))[0]!;
+        (SELECT count(*) FROM ${queue} WHERE record_type IS NULL OR record_type NOT IN (${queueTypes})) AS misplaced`))[0]!;
     if (!(check['want'] === check['have'] && check['have'] === check['matched'] && Number(check['misplaced']) === 0)) return await giveUp(store);
-    const narrow = (names: readonly string[]) => {
-      const has = new Set(names);
-      return all.map((c) => (has.has(c) ? `"${c}"` : `NULL::${stage.columns[c]} AS "${c}"`)).join(', ');
-    };
-    await store.run(`CREATE TEMP VIEW tw_stage_nd AS
-      SELECT _l AS line, ${narrow(stage.queueColumns)} FROM tw_stage_queue
-      UNION ALL SELECT _l AS line, ${narrow(all)} FROM tw_stage_rare WHERE record_type IS DISTINCT FROM '${DISPATCH}'`);
-    await store.run(`CREATE TEMP VIEW tw_stage AS
-      SELECT rowid + 1 AS line, ${narrow(stage.dispatchColumns)} FROM tw_stage_main WHERE record_type = '${DISPATCH}'
-      UNION ALL SELECT * FROM tw_stage_nd`);
+    await splitViews(store, stage);
     return true;
   } catch (e) {
     await dropSplit(store).catch(() => undefined);
@@ -118,11 +119,30 @@ export async function stageSplit(store: Store, path: string, stage: SplitStage, 
   }
 }
 
-/** Drops a split stage's tables (and view). */
+/**
+ * Creates the views `tw_stage` and `tw_stage_nd` over a split stage on
+ * connection `store` (TEMP views: each connection that reads the stage
+ * creates its own).
+ */
+export async function splitViews(store: Store, stage: Pick<SplitStage, 'columns' | 'dispatchColumns' | 'queueColumns'>): Promise<void> {
+  const all = Object.keys(stage.columns);
+  const narrow = (names: readonly string[]) => {
+    const has = new Set(names);
+    return all.map((c) => (has.has(c) ? `"${c}"` : `NULL::${stage.columns[c]} AS "${c}"`)).join(', ');
+  };
+  await store.run(`CREATE TEMP VIEW tw_stage_nd AS
+    SELECT _l AS line, ${narrow(stage.queueColumns)} FROM ${SPLIT_DB}.tw_stage_queue
+    UNION ALL SELECT _l AS line, ${narrow(all)} FROM ${SPLIT_DB}.tw_stage_rare WHERE record_type IS DISTINCT FROM '${DISPATCH}'`);
+  await store.run(`CREATE TEMP VIEW tw_stage AS
+    SELECT rowid + 1 AS line, ${narrow(stage.dispatchColumns)} FROM ${SPLIT_DB}.tw_stage_main WHERE record_type = '${DISPATCH}'
+    UNION ALL SELECT * FROM tw_stage_nd`);
+}
+
+/** Drops a split stage's views and tables (its database). */
 export async function dropSplit(store: Store): Promise<void> {
   await store.run('DROP VIEW IF EXISTS tw_stage');
   await store.run('DROP VIEW IF EXISTS tw_stage_nd');
-  for (const t of SPLIT_TABLES) await store.run(`DROP TABLE IF EXISTS ${t}`);
+  await store.run(`DETACH DATABASE IF EXISTS ${SPLIT_DB}`);
 }
 
 async function giveUp(store: Store): Promise<false> {
@@ -132,7 +152,12 @@ async function giveUp(store: Store): Promise<false> {
 
 /** CREATE TEMP TABLE `table` from a read_json (`read(maxObjectBytes?)`), larger buffers only when needed (runJsonRead). */
 export async function createTempFromJson(store: Store, table: string, read: (maxObjectBytes?: number) => string, large: number): Promise<void> {
-  await runJsonRead(store, (size) => `CREATE TEMP TABLE ${table} AS SELECT * FROM ${read(size)}`, large);
+  await createFromJson(store, table, read, large, 'TEMP ');
+}
+
+/** {@link createTempFromJson}, a TABLE of the name given (`temp`: 'TEMP ' for a temp table). */
+async function createFromJson(store: Store, table: string, read: (maxObjectBytes?: number) => string, large: number, temp = ''): Promise<void> {
+  await runJsonRead(store, (size) => `CREATE ${temp}TABLE ${table} AS SELECT * FROM ${read(size)}`, large);
 }
 
 /** Runs `tw-jsonscan --split-lines`: the records copied to each file, or a rejection (the split does not apply). */

@@ -64,17 +64,27 @@ function capture(seed: number, n = 1500): Record<string, unknown>[] {
 /** The split for these small captures too (by default a capture under 4 MiB is read whole). */
 const ALWAYS = { ...process.env, TICKWISE_IREEPERF_SPLIT: '1' };
 
-async function importWith(file: string, split: boolean): Promise<Store> {
-  const was = process.env['TICKWISE_IREEPERF_SPLIT'];
-  process.env['TICKWISE_IREEPERF_SPLIT'] = split ? '1' : '0';
+async function importWith(file: string, split: boolean, env: Record<string, string> = {}): Promise<Store> {
+  const vars = { TICKWISE_IREEPERF_SPLIT: split ? '1' : '0', ...env };
+  const was = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, vars);
   try {
     const store = await Store.open(':memory:');
     await importInput(store, file);
     return store;
   } finally {
-    if (was === undefined) delete process.env['TICKWISE_IREEPERF_SPLIT'];
-    else process.env['TICKWISE_IREEPERF_SPLIT'] = was;
+    for (const [k, v] of Object.entries(was)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
   }
+}
+
+/** Rows of `table` in the store's own order (rowid), as JSON texts. */
+async function storedRowsOf(store: Store, table: string): Promise<string[]> {
+  const cols = table === 'captures' ? '* EXCLUDE (imported_at)' : '*';
+  const rows = await store.rows(`SELECT ${cols} FROM ${table} ORDER BY rowid`);
+  return rows.map((r) => JSON.stringify(r, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)));
 }
 
 /** Rows of `table` as sorted JSON texts (a store's own order is not compared here: stored-order.test.ts does). */
@@ -135,6 +145,42 @@ describe.runIf(nativeScanner() !== null)('ireeperf split stage', () => {
       writeFileSync(file, toJsonl(capture(seed)));
       await expectSameStores(file);
     }
+  }, 60_000);
+
+  it('stores the same rows in the same order whether the dispatches go in on a second connection or not, one DuckDB thread or two', async () => {
+    // the device dispatches are inserted on a second connection while the first loads the other tables (and after the
+    // stage DuckDB runs at one thread): each table as one connection, one statement after another, with the store's
+    // threads, stores it, in the same order; and the store's thread count is its own again after the import
+    const file = join(tmp(), 'side.ireeperf.jsonl');
+    writeFileSync(file, toJsonl(capture(8, 4000)));
+    const one = await importWith(file, true, { TICKWISE_IREEPERF_SIDE: '0', TICKWISE_IREEPERF_HOLD_THREADS: '0' });
+    const two = await importWith(file, true);
+    stores.push(one, two);
+    for (const t of [...TABLES, 'captures']) expect(await storedRowsOf(two, t), t).toEqual(await storedRowsOf(one, t));
+    expect(Number(await two.count('dispatches'))).toBeGreaterThan(4000);
+    const threads = await one.scalar(`SELECT current_setting('threads')`);
+    expect(await two.scalar(`SELECT current_setting('threads')`)).toBe(threads);
+  }, 60_000);
+
+  it('gives the store its thread count back when an import fails after the stage', async () => {
+    // a value out of range is refused after the stage (range checks run at one DuckDB thread)
+    const records: unknown[] = capture(9);
+    const i = records.findIndex((r) => (r as Record<string, unknown>)['record_type'] === 'queue_event');
+    records[i] = JSON.stringify({ ...(records[i] as object), wait_count: 0 }).replace('"wait_count":0', `"wait_count":${2n ** 63n}`);
+    const file = join(tmp(), 'bad.ireeperf.jsonl');
+    writeFileSync(file, toJsonl(records));
+    const store = await Store.open(':memory:');
+    stores.push(store);
+    await store.run('SET threads = 3');
+    const was = process.env['TICKWISE_IREEPERF_SPLIT'];
+    process.env['TICKWISE_IREEPERF_SPLIT'] = '1';
+    try {
+      await expect(importInput(store, file)).rejects.toThrow(/wait_count.*out of range/);
+    } finally {
+      if (was === undefined) delete process.env['TICKWISE_IREEPERF_SPLIT'];
+      else process.env['TICKWISE_IREEPERF_SPLIT'] = was;
+    }
+    expect(Number(await store.scalar(`SELECT current_setting('threads')`))).toBe(3);
   }, 60_000);
 
   it('falls back to the whole-file read where the split does not apply or went wrong', async () => {

@@ -205,15 +205,14 @@ async function twoLanes(store: Store, balanced: boolean, a: (s: Store) => Promis
     for (const lane of bFirst ? [b, a] : [a, b]) await lane(store);
     return;
   }
-  const threads = Number(await store.scalar(`SELECT current_setting('threads')`)) || 1;
+  const restoreThreads = await store.holdOneThread();
   const second = await store.sibling();
   try {
-    await store.run('SET threads = 1');
     const done = await Promise.allSettled([a(store), b(second)]);
     for (const d of done) if (d.status === 'rejected') throw d.reason;
   } finally {
     await second.close();
-    await store.run(`SET threads = ${threads}`);
+    await restoreThreads();
   }
 }
 

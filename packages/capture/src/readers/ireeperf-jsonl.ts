@@ -7,7 +7,7 @@ import { captureMessages } from '../messages';
 import { sanitizeJsonl } from '../jsonl-sanitize';
 import { lineText, processTempDir, sha256File, type SourceFile } from '../source-file';
 import { tickNsSql, tickOffsetSql } from '../tick-sql';
-import { createTempFromJson, dropSplit, stageSplit } from '../ireeperf-split';
+import { createTempFromJson, dropSplit, type SplitStage, splitViews, stageSplit } from '../ireeperf-split';
 import { duckdbLine } from '../capture-rows';
 
 /** ireeperf-jsonl schema versions this reader understands. */
@@ -178,20 +178,24 @@ async function dropStage(store: Store): Promise<void> {
  * every record but dispatch_event (a capture's few: queries that want
  * only other records read it, not the dispatches' hundreds of thousands).
  */
-async function stageScan(store: Store, path: string, compression: string, split: boolean): Promise<void> {
+async function stageScan(store: Store, path: string, compression: string, split: boolean): Promise<boolean> {
   // Bound DuckDB's memory so a multi-GB capture spills to disk instead of
   // growing the process: 1 GB whatever the size (TICKWISE_IMPORT_MEMORY overrides, e.g. "4GB").
   await setImportMemory(store, null, { minMb: 300, capMb: 1000 });
   // a plain file that is mostly dispatches: the dispatch columns from every record, all of them from the others
-  if (split && compression === 'none' && await stageSplit(store, path, {
-    columns: STAGE_COLUMNS, dispatchColumns: DISPATCH_COLUMNS, queueTypes: QUEUE_TYPES, queueColumns: QUEUE_COLUMNS, largeObjectBytes: LARGE_OBJECT_BYTES,
-    readJson: (p, columns, size) => readJsonSql(p, 'none', columns, size),
-  })) return;
+  if (split && compression === 'none' && await stageSplit(store, path, SPLIT_STAGE)) return true;
   // a record beyond DuckDB's default buffer: once more with larger ones (a parse error goes to the caller)
   await createTempFromJson(store, 'tw_stage_rows', (size) => readJsonSql(path, compression, columnsSql(), size), LARGE_OBJECT_BYTES);
   await store.run(`CREATE TEMP VIEW tw_stage AS SELECT rowid + 1 AS line, * FROM tw_stage_rows`);
   await store.run(`CREATE TEMP VIEW tw_stage_nd AS SELECT * FROM tw_stage WHERE record_type IS DISTINCT FROM 'dispatch_event'`);
+  return false;
 }
+
+/** The split stage of a plain capture (ireeperf-split.ts). */
+const SPLIT_STAGE: SplitStage = {
+  columns: STAGE_COLUMNS, dispatchColumns: DISPATCH_COLUMNS, queueTypes: QUEUE_TYPES, queueColumns: QUEUE_COLUMNS, largeObjectBytes: LARGE_OBJECT_BYTES,
+  readJson: (p, columns, size) => readJsonSql(p, 'none', columns, size),
+};
 
 /** Finds which field of a record holds the value DuckDB could not cast (for the message). */
 async function fieldOfBadValue(path: string, line: number, message: string): Promise<string | undefined> {
@@ -244,6 +248,7 @@ export async function importIreeperfJsonl(store: Store, src: SourceFile, opts: I
   let readPath = src.path;
   let compression: string = src.compression;
   let tmpDir: string | undefined;
+  let restoreThreads: (() => Promise<void>) | undefined;
   opts.onProgress?.('scanning');
   // hashed on a worker thread once DuckDB's parallel scan is done (during the scan both cores
   // parse; 0.79x vs 0.73x of the raw read on 300 MB, against 0.68x when hashed after the tables)
@@ -257,8 +262,9 @@ export async function importIreeperfJsonl(store: Store, src: SourceFile, opts: I
   };
   try {
     await dropStage(store);
+    let shared = false; // the split stage, which a second connection can read
     try {
-      await stageScan(store, readPath, compression, true);
+      shared = await stageScan(store, readPath, compression, true);
     } catch (first) {
       if (!(first instanceof QueryError)) throw first;
       opts.onProgress?.('repairing');
@@ -282,6 +288,11 @@ export async function importIreeperfJsonl(store: Store, src: SourceFile, opts: I
         });
       }
     }
+    // From here on, one DuckDB thread: what follows is small queries over the stage (which DuckDB's second thread
+    // only waits through, busy, beside the hash's thread), and the dispatches' insert, which a second thread hardly
+    // shortens, beside the other tables' on a second connection. 300 MB, in-process, 12 alternating runs: 1.46 ->
+    // 1.25 s, CPU 2.33 -> 1.94 s (the second connection alone: 1.385 s). TICKWISE_IREEPERF_HOLD_THREADS=0 keeps them
+    restoreThreads = process.env['TICKWISE_IREEPERF_HOLD_THREADS'] === '0' ? undefined : await store.holdOneThread();
     void hash();
     const checks = rangeChecks();
     const facts = await stageFacts(store, checks);
@@ -293,10 +304,33 @@ export async function importIreeperfJsonl(store: Store, src: SourceFile, opts: I
     opts.onProgress?.('fitting clocks');
     const fits = await fitDevices(store, captureId, facts.devices, diags, opts, src.displayPath);
     opts.onProgress?.('loading tables');
-    await loadTables(store, captureId, fits, facts.keyless);
-    await collectEventDiagnostics(store, diags, fits);
-    await loadRaw(store, captureId, readPath, compression);
-    const sessionStatus = await sessionDiagnostics(store, diags);
+    await insertKernelsMeta(store, captureId);
+    // The device dispatches (most of a capture's rows) go in on a second connection while this one loads the other
+    // tables and reads the diagnostics: writing them is ~0.3 s of one core, which DuckDB's second thread hardly
+    // shortens. Only from the split stage (in a database both connections see) and a fit per device in the SQL
+    // (not tw_fit, a TEMP table). TICKWISE_IREEPERF_SIDE=0: one connection, one statement after another
+    const side = shared && !fitsJoined(fits) && process.env['TICKWISE_IREEPERF_SIDE'] !== '0' ? await store.sibling() : null;
+    let sessionStatus: string | null;
+    try {
+      if (side) await splitViews(side, SPLIT_STAGE);
+      const deviceDispatches = deviceDispatchesSql(captureId, fits, facts.keyless);
+      const dispatched = (side ?? store).run(deviceDispatches);
+      dispatched.catch(() => undefined);
+      try {
+        if (!side) await dispatched;
+        await loadOtherTables(store, captureId, fits);
+        await collectEventDiagnostics(store, diags, fits);
+        await loadRaw(store, captureId, readPath, compression);
+        sessionStatus = await sessionDiagnostics(store, diags);
+      } finally {
+        await dispatched.catch(() => undefined);
+      }
+      await dispatched;
+    } finally {
+      await side?.close();
+    }
+    // after the device dispatches: a table's rows are stored in the order they went in
+    await insertHostDispatches(store, captureId);
     // the capture's timeline is set by its tick-timed devices; host-timed ones are on host_monotonic
     const ticked = [...fits.values()].filter((f) => f.ticked);
     const timeline = ticked.some((f) => f.source === 'device_tick_declared' || f.source === 'device_tick_assumed')
@@ -312,6 +346,7 @@ export async function importIreeperfJsonl(store: Store, src: SourceFile, opts: I
     const dispatches = await store.count('dispatches', `WHERE capture_id = ${captureId}`);
     return { capture_id: captureId, format: 'ireeperf-jsonl', records, dispatches, diagnostics: diags.length };
   } finally {
+    await restoreThreads?.().catch(() => undefined);
     await dropStage(store).catch(() => undefined);
     await store.run('DROP TABLE IF EXISTS tw_fit').catch(() => undefined);
     if (tmpDir) await rm(tmpDir, { recursive: true, force: true });
@@ -670,27 +705,35 @@ const mappedBeyond = `(${tickBeyondNsSql('s.start_tick', 's', 's.o_start')} OR $
 const noneIfU32 = (c: string) => `NULLIF(${c}, ${U32_NONE})`;
 const noneIfZero = (c: string) => `NULLIF(${c}, 0)`;
 
-/**
- * The tables from the stage. A plain scan of the stage keeps its (line)
- * order (DuckDB preserves insertion order without an ORDER BY), so only the
- * inserts through a join sort by line (a join's output, even with a table of
- * a few rows, came out of order: see {@link withFit}).
- */
-async function loadTables(store: Store, captureId: number, fits: Map<number, DeviceTime>, keyless: boolean): Promise<void> {
+/** kernels_meta, from the stage's executable records (before the dispatches: a dispatch without a key is named from it). */
+async function insertKernelsMeta(store: Store, captureId: number): Promise<void> {
   await store.run(`INSERT INTO kernels_meta
     SELECT ${captureId}, executable_id, coalesce(${noneIfU32('function_ordinal')}, ${noneIfU32('export_ordinal')}), name,
       workgroup_size[1], workgroup_size[2], workgroup_size[3], binding_count
     FROM tw_stage_nd WHERE record_type IN ('executable_function', 'executable_export')`);
-  const kernelName = `coalesce(s.key, k.name, CASE WHEN s.executable_id IS NOT NULL THEN 'executable_' || s.executable_id || ':' || coalesce(${noneIfU32('s.function_ordinal')}::VARCHAR, '?') END, 'unknown')`;
-  const kjoin = `LEFT JOIN (SELECT DISTINCT ON (executable_id, function_ordinal) executable_id, function_ordinal, name FROM kernels_meta WHERE capture_id = ${captureId}) k
+}
+
+/** SQL naming a dispatch's kernel (`s`: its stage row): its key, else kernels_meta's name (`k`: {@link kernelJoin}), else its executable and function. */
+const kernelName = `coalesce(s.key, k.name, CASE WHEN s.executable_id IS NOT NULL THEN 'executable_' || s.executable_id || ':' || coalesce(${noneIfU32('s.function_ordinal')}::VARCHAR, '?') END, 'unknown')`;
+/** SQL joining capture `captureId`'s kernels_meta (`k`) to stage row `s`. */
+const kernelJoin = (captureId: number) => `LEFT JOIN (SELECT DISTINCT ON (executable_id, function_ordinal) executable_id, function_ordinal, name FROM kernels_meta WHERE capture_id = ${captureId}) k
       ON k.executable_id = s.executable_id AND k.function_ordinal = ${noneIfU32('s.function_ordinal')}`;
+
+/**
+ * The insert of the device dispatches (dispatch_event) into `dispatches`.
+ * A plain scan of the stage keeps its (line) order (DuckDB preserves
+ * insertion order without an ORDER BY), so it sorts by line only through a
+ * join (a join's output, even with a table of a few rows, came out of order:
+ * see {@link withFit}).
+ */
+function deviceDispatchesSql(captureId: number, fits: Map<number, DeviceTime>, keyless: boolean): string {
   // A dispatch's kernel is its key; kernels_meta names only those without one. IREE writes a key for every
   // dispatch, so the join (and the sort it needs) is left out when no dispatch lacks one: 35-40 ms of a 300 MB
   // capture's import. ORDER BY line: a LEFT JOIN emits a chunk's unmatched rows after its matched ones
   // (dispatches of a kernel kernels_meta lacks), so without it the rows are stored out of the file's order
-  const [dispatchKernel, dispatchJoin, dispatchOrder] = keyless ? [kernelName, kjoin, 'ORDER BY line'] : ['s.key', '', fitsJoined(fits) ? 'ORDER BY line' : ''];
+  const [dispatchKernel, dispatchJoin, dispatchOrder] = keyless ? [kernelName, kernelJoin(captureId), 'ORDER BY line'] : ['s.key', '', fitsJoined(fits) ? 'ORDER BY line' : ''];
   // map each tick once (its offset once: withFit), then derive dur_ns
-  await store.run(`INSERT INTO dispatches
+  return `INSERT INTO dispatches
     SELECT cid, dev, q, sub, cb, ci, ev, ex, fo, kernel, start_ns, end_ns, end_ns - start_ns, start_tick, end_tick, source_dur_ns, ts, ok, wx, wy, wz, NULL, line
     FROM (SELECT ${captureId} AS cid, s.physical_device_ordinal AS dev, ${noneIfU32('s.queue_ordinal')} AS q, ${noneIfZero('s.submission_id')} AS sub,
       ${noneIfZero('s.command_buffer_id')} AS cb, ${noneIfU32('s.command_index')} AS ci, s.event_id AS ev, ${noneIfZero('s.executable_id')} AS ex,
@@ -698,15 +741,26 @@ async function loadTables(store: Store, captureId: number, fits: Map<number, Dev
       ${mappedNs('start')} AS start_ns, ${mappedNs('end')} AS end_ns, s.start_tick, s.end_tick, s.duration_ns AS source_dur_ns, s.time_source AS ts,
       coalesce(coalesce(s.valid, true) AND s.start_tick IS NOT NULL AND s.end_tick IS NOT NULL AND s.end_tick >= s.start_tick AND NOT ${mappedBeyond}, false) AS ok,
       s.workgroup_count[1] AS wx, s.workgroup_count[2] AS wy, s.workgroup_count[3] AS wz, s.line
-    FROM ${withFit('tw_stage', `record_type = 'dispatch_event'`, fits)} ${dispatchJoin}) ${dispatchOrder}`);
+    FROM ${withFit('tw_stage', `record_type = 'dispatch_event'`, fits)} ${dispatchJoin}) ${dispatchOrder}`;
+}
+
+/** The host-timed dispatches (host_execution_event, op dispatch) into `dispatches`, after the device ones. */
+async function insertHostDispatches(store: Store, captureId: number): Promise<void> {
   await store.run(`INSERT INTO dispatches
     SELECT ${captureId}, s.physical_device_ordinal, ${noneIfU32('s.queue_ordinal')}, ${noneIfZero('s.submission_id')}, ${noneIfZero('s.command_buffer_id')},
       ${noneIfU32('s.command_index')}, s.event_id, ${noneIfZero('s.executable_id')}, ${noneIfU32('s.function_ordinal')}, ${kernelName},
       s.start_host_time_ns, s.end_host_time_ns, s.end_host_time_ns - s.start_host_time_ns, NULL, NULL, s.duration_ns, 'host_monotonic',
       coalesce(coalesce(s.valid, true) AND s.start_host_time_ns IS NOT NULL AND s.end_host_time_ns >= s.start_host_time_ns, false),
       s.workgroup_count[1], s.workgroup_count[2], s.workgroup_count[3], NULL, s.line
-    FROM tw_stage_nd s ${kjoin}
+    FROM tw_stage_nd s ${kernelJoin(captureId)}
     WHERE s.record_type = 'host_execution_event' AND s.op = 'dispatch' ORDER BY s.line`);
+}
+
+/**
+ * The tables from the stage but dispatches and kernels_meta. A plain scan of
+ * the stage keeps its (line) order; the inserts through a join sort by line.
+ */
+async function loadOtherTables(store: Store, captureId: number, fits: Map<number, DeviceTime>): Promise<void> {
   await store.run(`INSERT INTO submissions
     SELECT ${captureId}, s.physical_device_ordinal, ${noneIfU32('s.queue_ordinal')}, ${noneIfZero('s.submission_id')}, ${noneIfZero('s.command_buffer_id')},
       s.event_id, s.op, ${mappedNs('start')} AS start_ns, ${mappedNs('end')} AS end_ns, end_ns - start_ns, s.start_tick, s.end_tick,
