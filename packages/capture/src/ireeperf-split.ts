@@ -24,6 +24,8 @@ import { processTempDir } from './source-file';
  * tw_stage_nd = queue's rows  UNION ALL  rare's other rows            (every record but the dispatches)
  * tw_stage    = main's dispatch_event rows  UNION ALL  tw_stage_nd
  * ```
+ * (the three tables in {@link SPLIT_DB}, a database attached in memory; the
+ * two views TEMP, made on each connection that reads them).
  * The split is checked against DuckDB's own `record_type` of every record
  * (every record of tw_stage_main that is not a dispatch is in the queue or
  * rare table, at its record number, with its type; the queue table holds
