@@ -10,7 +10,11 @@
  * DuckDB, and (b) `tickwise import file --db x.duckdb` (atomic write, clock
  * fit, all tables). Prints median wall time, MB/s, rows/s, peak RSS of each
  * and the ratio of throughputs. Target: ratio >= 0.9, peak RSS < 1.5 GB at 2 GB.
- * Then `check:` compares the last import with the raw read (a mismatch exits 1).
+ * Then the same two as whole processes, start-up included (`--no-cli`: not):
+ * the raw read by a plain node process that loads DuckDB's node API and
+ * nothing else, and `tickwise import` by the built CLI as a user runs it
+ * (scripts/build-cli.mjs, built first when stale). Then `check:` compares
+ * the last import with the raw read (a mismatch exits 1).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, rmSync, statSync } from 'node:fs';
@@ -70,12 +74,52 @@ function child(kind: 'raw' | 'import'): { s: number; rows: number; rss_mb: numbe
   return JSON.parse(r.stdout.trim().split('\n').pop()!);
 }
 
+/**
+ * One run as a whole process, timed from spawn to exit: `raw`, DuckDB's raw
+ * read in a plain node process (its node API, no tickwise code, no tsx:
+ * what a user's own script would cost, start-up and checkpoint included);
+ * `cli`, the built CLI's `tickwise import` into a fresh store.
+ */
+function wholeProcess(kind: 'raw' | 'cli', columnsSql: string): number {
+  const db = join(work, kind === 'raw' ? 'raw-process.duckdb' : 'cli.duckdb');
+  for (const p of [db, `${db}.wal`]) if (existsSync(p)) rmSync(p);
+  const code = `
+    import { DuckDBInstance } from '@duckdb/node-api';
+    const db = await DuckDBInstance.create(${JSON.stringify(db)});
+    const c = await db.connect();
+    await c.run(${JSON.stringify(`CREATE TABLE raw AS SELECT * FROM read_json('${file}', format = 'newline_delimited', columns = ${columnsSql})`)});
+    await c.run('CHECKPOINT');
+    c.closeSync();
+    db.closeSync();
+  `;
+  const argv = kind === 'raw' ? ['--input-type=module', '-e', code] : [join(root, 'packages/cli/dist/tickwise.mjs'), 'import', file, '--db', db];
+  const t0 = performance.now();
+  const r = spawnSync(process.execPath, argv, { cwd: join(root, 'packages/store'), encoding: 'utf8' });
+  const s = (performance.now() - t0) / 1000;
+  if (r.status !== 0) {
+    console.error(r.stderr);
+    process.exit(1);
+  }
+  return s;
+}
+
+const withCli = !process.argv.includes('--no-cli');
+if (withCli) spawnSync(process.execPath, [join(root, 'scripts/build-cli.mjs'), '--if-stale'], { stdio: 'inherit' });
+// the reader's explicit columns, as the raw child reads them (asked of @tickwise/capture where it resolves)
+const columnsSql = withCli ? spawnSync(process.execPath, ['--conditions=source', '--import', loader, '--input-type=module', '-e',
+  "import { ireeperfColumnsSql } from '@tickwise/capture'; process.stdout.write(ireeperfColumnsSql());"], { cwd: join(root, 'packages/cli'), encoding: 'utf8' }).stdout : '';
 const raw: ReturnType<typeof child>[] = [];
 const imp: ReturnType<typeof child>[] = [];
+const rawProc: number[] = [];
+const cliProc: number[] = [];
 for (let i = 0; i < reps; i++) {
   raw.push(child('raw'));
   imp.push(child('import'));
-  console.error(`rep ${i + 1}: raw ${raw.at(-1)!.s.toFixed(2)} s, import ${imp.at(-1)!.s.toFixed(2)} s`);
+  if (withCli) {
+    rawProc.push(wholeProcess('raw', columnsSql));
+    cliProc.push(wholeProcess('cli', columnsSql));
+  }
+  console.error(`rep ${i + 1}: raw ${raw.at(-1)!.s.toFixed(2)} s, import ${imp.at(-1)!.s.toFixed(2)} s${withCli ? `; whole processes: raw ${rawProc.at(-1)!.toFixed(2)} s, CLI import ${cliProc.at(-1)!.toFixed(2)} s` : ''}`);
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const row = (name: string, runs: ReturnType<typeof child>[]) => {
@@ -89,6 +133,10 @@ for (const r of [a, b]) {
   console.log(`${r.name.padEnd(40)} ${r.median_s.toFixed(2).padStart(7)} s ${r.mb_per_s.toFixed(0).padStart(6)} MB/s ${(r.rows_per_s / 1e6).toFixed(2).padStart(6)} Mrows/s  peak RSS ${r.peak_rss_mb.toFixed(0)} MB`);
 }
 console.log(`ratio import/raw throughput: ${(b.mb_per_s / a.mb_per_s).toFixed(2)}x (target >= 0.9x)`);
+if (withCli) {
+  const [rp, cp] = [median(rawProc), median(cliProc)];
+  console.log(`whole processes, start-up included: raw read (node + DuckDB's node API) ${rp.toFixed(2)} s, tickwise import (the built CLI) ${cp.toFixed(2)} s: ${(rp / cp).toFixed(2)}x`);
+}
 
 // The last import's store against the raw read of the same file (both stores are left by the last rep): every
 // dispatch_event's (event, ticks) is a dispatch, nothing more or less, and every record of a type without a table
