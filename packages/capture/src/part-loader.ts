@@ -63,7 +63,8 @@ export class PartLoader {
   /** Per connection, its loads in order. */
   private readonly chains = new Map<Store, Promise<void>>();
   private failed: { spec: number; part: NdjsonPart; error: QueryError } | undefined;
-  private threads: string | undefined;
+  /** Gives the store its thread count back, while the loader holds it at one (Store.holdOneThread). */
+  private restoreThreads: (() => Promise<void>) | undefined;
   /** Tables whose first part is loaded (the next parts insert). */
   private readonly created = new Set<string>();
   private constructor(private readonly store: Store, private readonly maxObjectBytes: number) {}
@@ -77,10 +78,7 @@ export class PartLoader {
    */
   static async start(store: Store, maxObjectBytes: number, src: { readonly sizeBytes: number; readonly compression: string }): Promise<PartLoader> {
     const l = new PartLoader(store, maxObjectBytes);
-    if (spansParts(src)) {
-      l.threads = String(await store.scalar(`SELECT current_setting('threads')`));
-      await store.run('SET threads = 1');
-    }
+    if (spansParts(src)) l.restoreThreads = await store.holdOneThread();
     return l;
   }
 
@@ -160,24 +158,20 @@ export class PartLoader {
   }
 
   /**
-   * The store's own thread count, taken from the loader: {@link settle} no
-   * longer gives it back, the caller does (undefined when the loader did not
-   * change it).
+   * What gives the store its thread count back, taken from the loader:
+   * {@link settle} no longer calls it, the caller does (undefined when the
+   * loader did not change the count).
    */
-  holdThreads(): string | undefined {
-    const t = this.threads;
-    this.threads = undefined;
-    return t;
+  holdThreads(): (() => Promise<void>) | undefined {
+    const restore = this.restoreThreads;
+    this.restoreThreads = undefined;
+    return restore;
   }
 
   /** Waits for every load issued, whatever happened (for a `finally`: nothing is left running on the store). */
   async settle(): Promise<void> {
     await this.all().catch(() => undefined);
-    if (this.threads !== undefined) {
-      const t = this.threads;
-      this.threads = undefined;
-      await this.store.run(`SET threads = ${Number(t) || 1}`);
-    }
+    await this.holdThreads()?.();
   }
 
   /**

@@ -786,11 +786,11 @@ export async function importChromeTrace(store: Store, src: SourceFile, opts: Imp
     // the connections opened here (the host lane's): closed whatever happens
     const opened: Store[] = [];
     // DuckDB's thread count the part loader set down to one while scanning, held at one after the scan (see below)
-    let heldThreads: string | undefined;
+    let heldThreads: (() => Promise<void>) | undefined;
     const restoreThreads = async () => {
-      const t = heldThreads;
+      const restore = heldThreads;
       heldThreads = undefined;
-      if (t !== undefined) await store.run(`SET threads = ${Number(t) || 1}`);
+      await restore?.();
     };
     try {
       // DuckDB's memory bounded by the trace's size, 700 MB at most (a 1 GB trace peaked at 1.7 GB RSS under 1GB,
