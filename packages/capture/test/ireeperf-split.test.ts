@@ -6,7 +6,7 @@ import { importInput } from '../src/index';
 import { nativeScanner } from '../src/json-records-native';
 import { dropSplit, stageSplit } from '../src/ireeperf-split';
 import { ireeperfColumnsSql } from '../src/readers/ireeperf-jsonl';
-import { baseRecords, tmp, toJsonl } from './helpers';
+import { FIXTURES, HAVE_FIXTURES, ROOT, baseRecords, tmp, toJsonl } from './helpers';
 
 /**
  * The split ireeperf stage (ireeperf-split.ts) reads a dispatch's columns
@@ -160,6 +160,20 @@ describe.runIf(nativeScanner() !== null)('ireeperf split stage', () => {
     expect(Number(await two.count('dispatches'))).toBeGreaterThan(4000);
     const threads = await one.scalar(`SELECT current_setting('threads')`);
     expect(await two.scalar(`SELECT current_setting('threads')`)).toBe(threads);
+  }, 60_000);
+
+  it.skipIf(!HAVE_FIXTURES)('the same stores either way on real IREE captures and the sample (split, or read whole as they are)', async () => {
+    // IREE's own captures are not mostly dispatches (read whole, on one connection, under the thread hold); the iGPU
+    // sample is (split: its dispatches on the second connection)
+    const files = ['local_task_matmul', 'fixture_smoke', 'fixture_smoke_no_dispatch_events'].map((n) => join(FIXTURES, `${n}.ireeperf.jsonl`))
+      .concat(join(ROOT, 'captures/sample/igpu-prefill.ireeperf.jsonl'));
+    for (const file of files) {
+      const one = await importWith(file, true, { TICKWISE_IREEPERF_SIDE: '0', TICKWISE_IREEPERF_HOLD_THREADS: '0' });
+      const two = await importWith(file, true);
+      stores.push(one, two);
+      for (const t of [...TABLES, 'captures']) expect(await storedRowsOf(two, t), `${file}: ${t}`).toEqual(await storedRowsOf(one, t));
+      expect(await two.scalar(`SELECT current_setting('threads')`), file).toBe(await one.scalar(`SELECT current_setting('threads')`));
+    }
   }, 60_000);
 
   it('gives the store its thread count back when an import fails after the stage', async () => {
