@@ -195,9 +195,16 @@ export async function openInputs(
  * (281-300 MB under PROMPT_FREE). PROMPT_FREE: back at once, the peak
  * steady: for a Chrome trace whose stage grows to the end (B/E), and one
  * under {@link SHORT_DECAY_BYTES} read without the native scanner (no lane).
+ * ONE_ARENA: one arena, jemalloc's decay (freed pages kept ~10 s, reused):
+ * for rocprofv3 JSON, which has no peak goal below 1 GB; where a page fault
+ * is dear (a VM: ~1.5 of a 150 MB import's 3 s were system time) it is
+ * 10-30% faster than SHORT_DECAY (150 MB: medians ~2.7 against ~3.1 s, 420-480
+ * against 390-450 MB; 1 GB: 10.9-12.8 against 15.8-16.6 s, 0.93-1.08 GB
+ * against 0.91-0.92 GB).
  */
 const SHORT_DECAY = 'narenas:1,dirty_decay_ms:10,muzzy_decay_ms:0';
 const PROMPT_FREE = 'dirty_decay_ms:0,muzzy_decay_ms:0';
+const ONE_ARENA = 'narenas:1';
 
 /** An input this size (uncompressed; a compressed file counted at ten times its size) or more is large. */
 const LARGE_TRACE_BYTES = 64e6;
@@ -215,12 +222,12 @@ const SHORT_DECAY_BYTES = 200e6;
  * load a part, write its rows and free it, again and again, and under
  * jemalloc's default the freed parts stayed in the process (a 174 MB Kineto
  * trace peaked at ~400 MB under a 150 MB memory_limit; 1 GB of rocprofv3 JSON
- * at 1.26 GB). SHORT_DECAY for rocprofv3 JSON (1 GB: 0.92 GB, as fast) and a
+ * at 1.26 GB). ONE_ARENA for rocprofv3 JSON alone; SHORT_DECAY for a
  * Chrome trace (1 GB of Kineto: 12.7-15.5 s, ~850 MB, against 14.6-18.9 s,
  * ~885 MB; 174 MB: 2.4-2.7 s against 2.8-3.0 s); PROMPT_FREE for a Chrome
  * trace that looks mostly B/E from its first bytes (`beginEndHeavy`), or one
- * under {@link SHORT_DECAY_BYTES} when the native scanner is not there, and
- * for all when any input wants it (docs/performance.md). Only before DuckDB's
+ * under {@link SHORT_DECAY_BYTES} when the native scanner is not there; the
+ * strictest one any input wants for all (docs/performance.md). Only before DuckDB's
  * library is loaded (jemalloc reads it once): a verb calls it before it opens
  * a store. Returns whether it did.
  */
@@ -245,7 +252,8 @@ export async function freeMemoryPromptlyFor(inputs: readonly string[], formats: 
       if (found !== 'chrome-trace' && found !== 'rocprofv3-json') continue;
       const prompt = found === 'chrome-trace'
         && ((bytes < SHORT_DECAY_BYTES && nativeScannerFor(src.sizeBytes, src.compression, env) === null) || beginEndHeavy(await readHead(src).catch(() => '')));
-      conf = prompt || conf === PROMPT_FREE ? PROMPT_FREE : SHORT_DECAY;
+      const wanted = prompt ? PROMPT_FREE : found === 'chrome-trace' ? SHORT_DECAY : ONE_ARENA;
+      conf = [PROMPT_FREE, SHORT_DECAY, ONE_ARENA].find((c) => c === wanted || c === conf);
     } finally {
       await src.cleanup().catch(() => undefined);
     }
