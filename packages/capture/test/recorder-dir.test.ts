@@ -7,6 +7,7 @@ import { tickToNs } from '@tickwise/time';
 import { Store } from '@tickwise/store';
 import { importInput } from '../src/index';
 import { readRecorderDir, RECORDER_NPU_DEVICE } from '../src/readers/recorder-dir';
+import type { ColumnarRows } from '../src/readers/recorder-map';
 import { ROOT, tmp } from './helpers';
 
 // Real native recorder under its fake drivers (native/): built here with
@@ -166,16 +167,19 @@ describe.skipIf(!HAVE_CMAKE)('recorder captures that lie (issue 17.4): kept, fla
     }
   });
 
-  it('rows handed over in batches (the importer\'s path) are the rows read at once, in the same order', async () => {
+  it('rows handed over in batches (the importer\'s path, as columns) are the rows read at once, in the same order', async () => {
     const whole = await readRecorderDir(launcherDir);
     const got: { dispatches: unknown[]; host_events: unknown[] } = { dispatches: [], host_events: [] };
+    // a batch's columns back as row objects: a typed array's NULLs from its mask
+    const rowsOf = (b: ColumnarRows) => Array.from({ length: b.n }, (_, r) => Object.fromEntries(b.columns.map((c) =>
+      [c.name, 'ints' in c ? (c.nulls[r] ? null : c.ints[r]) : c.values[r]])));
     let batches = 0;
     const c = await readRecorderDir(launcherDir, {
       batchRows: 100,
       onBatch: async (b) => {
         batches++;
-        got.dispatches.push(...b.dispatches);
-        got.host_events.push(...b.host_events);
+        got.dispatches.push(...rowsOf(b.dispatches));
+        got.host_events.push(...rowsOf(b.host_events));
       },
     });
     expect(batches).toBeGreaterThan(2);

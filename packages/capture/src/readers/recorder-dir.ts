@@ -1,13 +1,13 @@
 import { existsSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import type { ClockFit } from '@tickwise/time';
-import type { DeviceKind, Severity, TimeSource } from '@tickwise/store';
+import { tableColumns, type DeviceKind, type Severity, type TimeSource } from '@tickwise/store';
 import { AmdxdnaMapper } from './recorder-amdxdna';
 import { CudaMapper } from './recorder-cuda';
 import { EmptyRecordsFile, readRecorderProcess, recorderProcessDirs } from './recorder-file';
 import { HipMapper } from './recorder-hip';
 import { decodeRecord, RECORDER_KIND_NAME, RecorderKind } from './recorder-layout';
-import type { ProcessContext, RecorderRows } from './recorder-map';
+import { RowColumns, type ColumnarRows, type ProcessContext, type RecorderRows } from './recorder-map';
 
 export { AmdxdnaMapper, RECORDER_NPU_DEVICE } from './recorder-amdxdna';
 export { CudaApiClass, CudaApiDomain, CudaMapper, CudaMemcpyKind, CudaMemoryKind, CudaNameKind } from './recorder-cuda';
@@ -304,19 +304,25 @@ export interface RecorderReadOptions {
   /**
    * Takes the dispatches and host_events rows in batches while the capture
    * is read (each batch about `batchRows` rows, in file order), so they are
-   * never all held at once; the returned capture's `dispatches` and
-   * `host_events` are then empty (`dispatch_count`, `host_event_count` say
-   * how many were handed over).
+   * never all held at once: as columns, the ones {@link batchColumns} names
+   * (`RowColumns`: no row object outlives its record). The returned
+   * capture's `dispatches` and `host_events` are then empty
+   * (`dispatch_count`, `host_event_count` say how many were handed over).
    */
   readonly onBatch?: (batch: RecorderBatch) => Promise<void>;
+  /** The columns (name and store type, as `tableColumns` gives them) of each table's batches. */
+  readonly batchColumns?: {
+    readonly dispatches: readonly { readonly name: string; readonly type: string }[];
+    readonly host_events: readonly { readonly name: string; readonly type: string }[];
+  };
   /** Rows per batch for {@link onBatch} (default 16384). */
   readonly batchRows?: number;
 }
 
 /** A batch of rows of {@link RecorderReadOptions.onBatch}. */
 export interface RecorderBatch {
-  readonly dispatches: readonly RecorderDispatchRow[];
-  readonly host_events: readonly RecorderHostEventRow[];
+  readonly dispatches: ColumnarRows;
+  readonly host_events: ColumnarRows;
 }
 
 /**
@@ -328,7 +334,15 @@ export interface RecorderBatch {
  */
 export async function readRecorderDir(dir: string, opts: RecorderReadOptions = {}): Promise<RecorderCapture> {
   const capture_id = opts.captureId ?? 0;
-  const rows: RecorderRows = { devices: [], clock_samples: [], dispatches: [], host_events: [], provenance: [], diagnostics: [], conditions: [] };
+  const { onBatch } = opts;
+  const columnar = onBatch && {
+    dispatches: new RowColumns<RecorderDispatchRow>('dispatches', opts.batchColumns?.dispatches ?? tableColumns('dispatches')),
+    host_events: new RowColumns<RecorderHostEventRow>('host_events', opts.batchColumns?.host_events ?? tableColumns('host_events')),
+  };
+  const rows: RecorderRows = {
+    devices: [], clock_samples: [], dispatches: columnar ? columnar.dispatches : [], host_events: columnar ? columnar.host_events : [],
+    provenance: [], diagnostics: [], conditions: [],
+  };
   const diag = (severity: Severity, code: string, message: string, file: string) =>
     rows.diagnostics.push({ capture_id, severity, code, message, file, line: null });
   const processes: RecorderProcess[] = [];
@@ -353,10 +367,10 @@ export async function readRecorderDir(dir: string, opts: RecorderReadOptions = {
   const batchRows = opts.batchRows ?? 16384;
   const flush = async (force: boolean) => {
     const n = rows.dispatches.length + rows.host_events.length;
-    if (!opts.onBatch || n === 0 || (!force && n < batchRows)) return;
+    if (!columnar || n === 0 || (!force && n < batchRows)) return;
     dispatch_count += rows.dispatches.length;
     host_event_count += rows.host_events.length;
-    await opts.onBatch({ dispatches: rows.dispatches.splice(0), host_events: rows.host_events.splice(0) });
+    await onBatch!({ dispatches: columnar.dispatches.take(), host_events: columnar.host_events.take() });
   };
 
   const queueIndex = new Map<string, number>();
@@ -465,7 +479,8 @@ export async function readRecorderDir(dir: string, opts: RecorderReadOptions = {
   return {
     dir,
     capture: { format: 'tickwise-recorder', schema_version: 1, producer, timeline: 'host_monotonic', session_status: complete ? 'complete' : 'incomplete', record_count: recordCount },
-    processes, ...rows, dispatch_count, host_event_count, fits,
+    processes, ...rows, dispatches: columnar ? [] : rows.dispatches as RecorderDispatchRow[], host_events: columnar ? [] : rows.host_events as RecorderHostEventRow[],
+    dispatch_count, host_event_count, fits,
   };
 }
 
