@@ -283,36 +283,6 @@ export class Store {
     });
   }
 
-  /**
-   * {@link appendTemp} for rows as objects: `columns` names the property of
-   * each of the table's columns, in order (a property left out is NULL);
-   * `transforms[i]`, when given, maps column i's values first (a text to its
-   * key, say).
-   */
-  async appendTempObjects(
-    table: string, columns: readonly string[], rows: Iterable<object>, transforms: readonly (((v: unknown) => unknown) | undefined)[] = [],
-  ): Promise<number> {
-    return this.appendWith(table, 'temp', async (app) => {
-      if (columns.length !== app.columnCount) throw new AppendValueError(`${table}: ${columns.length} column names for ${app.columnCount} columns`);
-      const sink = rowSink(app, (i) => `${table}.${columns[i]}`);
-      let n = 0;
-      const width = columns.length;
-      for (const row of rows) {
-        const r = row as Record<string, unknown>;
-        for (let i = 0; i < width; i++) {
-          const t = transforms[i];
-          const v = t === undefined ? r[columns[i]!] : t(r[columns[i]!]);
-          if (v === null || v === undefined) sink.putNull(i);
-          else sink.put(i, v);
-        }
-        sink.endRow();
-        n++;
-      }
-      sink.finish();
-      return n;
-    });
-  }
-
   private async appendWith(table: string, catalog: string | null, fill: (app: DuckDBAppender) => Promise<number>): Promise<number> {
     const what = `append to ${catalog ? `${catalog}.` : ''}${table}`;
     let app: DuckDBAppender;
