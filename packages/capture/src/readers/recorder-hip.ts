@@ -62,11 +62,13 @@ export class HipMapper {
     if (rocp?.sdk_dropped_records) ctx.diag('warning', 'recorder-sdk-drops', `pid ${pid}: rocprofiler-sdk dropped ${rocp.sdk_dropped_records} dispatch records`, metaFile);
 
     // kernel names by (api, function): strings chunks key them by hipFunction_t (api 2, 3) or host stub
-    const nameCache = new Map<string, string | null>();
+    // (cached by the handle itself, a bigint key per key kind: no text made per launch)
+    const nameCache = [new Map<bigint, string | null>(), new Map<bigint, string | null>()] as const;
     const nameOf = (api: number, fn: bigint): string | null => {
-      const key = `${api === 2 || api === 3 ? 1 : 2}:${fn}`;
-      let name = nameCache.get(key);
-      if (name === undefined) nameCache.set(key, (name = p.names.get(key) ?? null));
+      const kind = api === 2 || api === 3 ? 1 : 2;
+      const cache = nameCache[kind - 1];
+      let name = cache.get(fn);
+      if (name === undefined) cache.set(fn, (name = p.names.get(`${kind}:${fn}`) ?? null));
       return name;
     };
     // launches by id: the launch's kernel name, or null (a graph launch, an unnamed function), for its
