@@ -158,10 +158,18 @@ export class RowColumns<R extends object> {
   private nulls: (Uint8Array | null)[] = [];
   private values: (unknown[] | null)[] = [];
   private readonly write: (row: R, i: number, self: RowColumns<R>) => void;
+  /** Per integer column its range, as bigints and as the safe numbers inside it (null for the other columns). */
+  private readonly ranges: ({ lo: bigint; hi: bigint; loN: number; hiN: number; small: boolean } | null)[];
 
   /** `columns`: each column's name (a key of the rows) and store type (`tableColumns`). */
   constructor(private readonly table: string, private readonly columns: readonly { readonly name: string; readonly type: string }[], private capacity = 4096) {
     for (const c of columns) if (!/^[a-z_][a-z0-9_]*$/.test(c.name)) throw new Error(`internal: column ${c.name}`);
+    this.ranges = columns.map((c) => {
+      const r = INT_COLUMNS[c.type];
+      if (!r) return null;
+      const clamp = (b: bigint) => Number(b < BigInt(Number.MIN_SAFE_INTEGER) ? BigInt(Number.MIN_SAFE_INTEGER) : b > BigInt(Number.MAX_SAFE_INTEGER) ? BigInt(Number.MAX_SAFE_INTEGER) : b);
+      return { lo: r.lo, hi: r.hi, loN: clamp(r.lo), hiN: clamp(r.hi), small: c.type === 'INTEGER' };
+    });
     this.reset();
     // one function that reads each column by its name (a load per property of one or a few row shapes, not a keyed load per value)
     const body = columns.map((c, k) => (INT_COLUMNS[c.type]
@@ -200,11 +208,10 @@ export class RowColumns<R extends object> {
 
   /** The value of integer column `k` as its typed array takes it (called by `write`). */
   int(k: number, v: unknown): number | bigint {
-    const c = this.columns[k]!;
-    const { lo, hi } = INT_COLUMNS[c.type]!;
-    const small = c.type === 'INTEGER';
-    if (typeof v === 'number' && Number.isSafeInteger(v) && v >= Number(lo) && (small ? v <= Number(hi) : true)) return small ? v : BigInt(v);
+    const { lo, hi, loN, hiN, small } = this.ranges[k]!;
+    if (typeof v === 'number' && Number.isSafeInteger(v) && v >= loN && v <= hiN) return small ? v : BigInt(v);
     if (typeof v === 'bigint' && v >= lo && v <= hi) return small ? Number(v) : v;
+    const c = this.columns[k]!;
     const why = typeof v === 'bigint' || (typeof v === 'number' && Number.isSafeInteger(v)) ? `out of range [${lo}, ${hi}]`
       : typeof v === 'number' && Number.isInteger(v) ? 'beyond 2^53 as a JS number (it may have been rounded)' : 'not an integer';
     throw new Error(`${this.table}.${c.name}: ${String(v)} is ${why}`);
